@@ -1,0 +1,36 @@
+# Helpers for tests/. Unit tests are GoogleTest programs run directly (label "unit"); MPI tests run the
+# same kind of program under mpirun with several ranks (label "mpi"). Open MPI refuses to run as root
+# unless told otherwise: the tests set that, so neither CI nor a user has to.
+set(LLMTRAIN_MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+# Where the tests find ../shared (tokenizer files, test vectors); tests fall back to files in the repo.
+set(LLMTRAIN_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" CACHE PATH "The shared/ folder with reference data (optional)")
+
+# llmtrain_unit_test(NAME SOURCES <files> LIBS <targets>)
+function(llmtrain_unit_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main llmtrain_warnings)
+  target_compile_definitions(${name} PRIVATE
+    LLMTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LLMTRAIN_DEFAULT_SHARED_DIR="${LLMTRAIN_SHARED_DIR}")
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT ${ARG_TIMEOUT}
+                       ENVIRONMENT "LLMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()
+
+# llmtrain_mpi_test(NAME TARGET <exe> RANKS <n...> [ARGS ...]): one ctest per rank count.
+function(llmtrain_mpi_test name)
+  cmake_parse_arguments(ARG "" "TARGET;TIMEOUT" "RANKS;ARGS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  foreach(np ${ARG_RANKS})
+    add_test(NAME ${name}_np${np}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} --oversubscribe
+                     $<TARGET_FILE:${ARG_TARGET}> ${ARG_ARGS})
+    set_tests_properties(${name}_np${np} PROPERTIES LABELS mpi TIMEOUT ${ARG_TIMEOUT}
+                         ENVIRONMENT "${LLMTRAIN_MPI_ENV};LLMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  endforeach()
+endfunction()
