@@ -1,0 +1,38 @@
+// Signal handlers may only touch lock-free atomics / sig_atomic_t, so the flag is a plain atomic int
+// holding the signal number (or -1 for a programmatic request).
+#include "llmtrain/core/stop_signal.hpp"
+
+#include <atomic>
+#include <csignal>
+
+namespace llmtrain {
+namespace {
+
+std::atomic<int> g_stop{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the stop flag must be async-signal-safe");
+
+extern "C" void on_stop_signal(int signum) { g_stop.store(signum, std::memory_order_relaxed); }
+
+}  // namespace
+
+void install_stop_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // blocking reads in loader threads resume instead of failing with EINTR
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR1, &action, nullptr);
+}
+
+bool stop_requested() { return g_stop.load(std::memory_order_relaxed) != 0; }
+
+int stop_signal_number() {
+  const int value = g_stop.load(std::memory_order_relaxed);
+  return value > 0 ? value : 0;
+}
+
+void request_stop() { g_stop.store(-1, std::memory_order_relaxed); }
+
+void clear_stop_request() { g_stop.store(0, std::memory_order_relaxed); }
+
+}  // namespace llmtrain
