@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "corpus.hpp"
+#include "llmtrain/core/error.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "records.hpp"
 
