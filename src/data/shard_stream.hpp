@@ -4,8 +4,12 @@
 // permutations, so the n-th block of a shard in epoch e is blocks[P_{seed,dataset,e,shard}(n)] and the m-th
 // document of that block is records[P_{...,block}(m)]: nothing but the cursor is stored. The next document
 // comes from a shard chosen pseudo-randomly (keyed by a per-rank draw counter) among the owned shards at the
-// lowest epoch, so the shards of a rank are interleaved and a rank finishes an epoch on all its shards before
-// starting the next. A shard that is exhausted moves to the next epoch, whose order is a new permutation.
+// lowest epoch, with probability proportional to the number of documents the shard has left (exact for its
+// current block, estimated from that block's density for the blocks after it): this approximates drawing a
+// uniformly random remaining document of the rank, so a document's position in the epoch depends neither on
+// its file nor on its length. A rank finishes an epoch on all its shards before
+// starting the next; an exhausted shard moves to the next epoch, whose order is a new permutation. The
+// weights are a function of the cursors only, so a resumed run makes the same choices.
 #pragma once
 
 #include <cstdint>
@@ -69,9 +73,18 @@ class ShardStream {
     ShardCursor cursor;
     bool blocks_listed = false;
     std::vector<ShardBlock> blocks;
+    std::uint64_t total_bytes = 0;   // of all blocks
+    std::uint64_t done_bytes = 0;    // of the blocks finished in this epoch
+    bool done_known = false;         // done_bytes matches the cursor
     bool block_open = false;
+    std::uint64_t block_index = 0;  // of the open block in `blocks`
     LoadedBlock block;
   };
+  // Opens the shard's current block, moving past finished blocks; false when the shard's epoch is done.
+  bool open_current(Shard& shard, const BadRecordPolicyState& bad);
+  // Estimated documents left in the shard's epoch: a function of the cursor and the files only.
+  double weight(Shard& shard, const BadRecordPolicyState& bad);
+  void next_epoch(Shard& shard);
   // Moves the shard's cursor to its next valid document; false if the shard's epoch is exhausted.
   bool advance(Shard& shard, TextExtractor& extractor, const BadRecordPolicyState& bad, Drawn& out);
   void count_bad(const std::string& file, std::uint64_t offset, const std::string& why,
