@@ -66,12 +66,20 @@ std::string dry_run_report(const Config& config, const ModelSize& size, int worl
   out += cat("batch: ", config.train.batch_size, " rows x ", config.data.seq_len, " tokens per rank, ",
              config.train.grad_accum, " micro-batches per step, ", world_size, " ranks = ",
              count(tokens_global), " tokens per step\n");
+  char line[160];
   out += "memory per rank (estimate, float32):\n";
-  out += cat("  weights + gradients + AdamW moments, replicated (data parallel): ", bytes(state_replicated), "\n");
-  out += cat("  the same, fully sharded over ", world_size, " ranks (FSDP):              ", bytes(state_sharded), "\n");
-  out += cat("  activations kept for backward (recompute = \"", config.train.recompute, "\"):    ", bytes(activations), "\n");
-  out += cat("  total, data parallel: ", bytes(state_replicated + activations), "; sharded: ",
-             bytes(state_sharded + activations), "\n");
+  std::snprintf(line, sizeof line, "  %-62s %12s\n", "weights + gradients + AdamW moments, replicated (data parallel)",
+                bytes(state_replicated).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "  %-62s %12s\n", cat("the same, fully sharded over ", world_size, " ranks (FSDP)").c_str(),
+                bytes(state_sharded).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "  %-62s %12s\n",
+                cat("activations kept for backward (recompute = \"", config.train.recompute, "\")").c_str(),
+                bytes(activations).c_str());
+  out += line;
+  out += cat("  total: ", bytes(state_replicated + activations), " data parallel, ", bytes(state_sharded + activations),
+             " fully sharded\n");
   return out;
 }
 

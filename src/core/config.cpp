@@ -346,8 +346,13 @@ std::string config_reference_markdown() {
     out << "| key | type | default | range | meaning |\n|---|---|---|---|---|\n";
   };
   for (const auto& [section, description] : schema::sections()) {
-    out << "\n## [" << section << "]\n\n" << description << "\n\n";
-    header();
+    out << "\n## [" << section << "]\n\n" << description << "\n";
+    const bool has_keys = std::any_of(schema::config_fields().begin(), schema::config_fields().end(),
+                                      [&](const auto& spec) { return spec.section == section; });
+    if (has_keys) {
+      out << "\n";
+      header();
+    }
     for (const auto& spec : schema::config_fields())
       if (spec.section == section) row(spec);
     if (section != "data") continue;

@@ -77,13 +77,6 @@ struct TrainConfig {
 
 struct ParallelConfig {
   std::string backend;
-  std::int64_t max_inflight_all_gathers;
-};
-
-struct CheckpointConfig {
-  std::string dir;
-  std::int64_t every_steps;
-  std::string resume;
 };
 
 struct LogConfig {
@@ -99,7 +92,6 @@ struct Config {
   DataConfig data;
   TrainConfig train;
   ParallelConfig parallel;
-  CheckpointConfig checkpoint;
   LogConfig log;
 
   std::string source_file;                    // the TOML file it came from ("" for defaults)
