@@ -30,7 +30,7 @@ void Loader::Impl::check_drift(const std::vector<SavedState>& saved, const std::
     }
     if (changed_shard < 0 && then.file_count == now.files.size() && then.total_bytes == now.total_bytes) continue;
     drifted[k] = true;
-    if (opt_.allow_drift) continue;
+    if (opt_.allow_corpus_change) continue;
     std::ostringstream msg;
     msg << "dataset '" << then.name << "' changed since the loader state was saved: " << then.file_count
         << " files / " << then.total_bytes << " bytes then, " << now.files.size() << " files / " << now.total_bytes
@@ -43,7 +43,7 @@ void Loader::Impl::check_drift(const std::vector<SavedState>& saved, const std::
         if (f.start < r.end && f.start + f.size > r.begin)
           msg << " " << f.path << " (" << f.size << " bytes, mtime " << f.mtime_ns << " ns)";
     }
-    msg << ". Set data.allow_drift = true to continue (the dataset then starts its next epoch on the new files)";
+    msg << ". Set data.allow_corpus_change = true to continue (the dataset then starts its next epoch on the new files)";
     LLMTRAIN_FAIL(msg.str());
   }
 }
@@ -121,10 +121,10 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
   const std::int64_t bos = opt_.bos_id ? *opt_.bos_id : -1, eos = opt_.eos_id ? *opt_.eos_id : -1;
   const bool tokenizer_changed =
       head.encoder_fingerprint != encoder_->fingerprint() || head.bos != bos || head.eos != eos;
-  LLMTRAIN_CHECK(!tokenizer_changed || opt_.allow_drift, "the tokenizer changed since the loader state was saved "
+  LLMTRAIN_CHECK(!tokenizer_changed || opt_.allow_corpus_change, "the tokenizer changed since the loader state was saved "
                  "(fingerprint ", std::hex, head.encoder_fingerprint, " -> ", encoder_->fingerprint(), std::dec,
                  ", bos ", head.bos, " -> ", bos, ", eos ", head.eos, " -> ", eos,
-                 "). Set data.allow_drift = true to continue (partly delivered documents are then dropped)");
+                 "). Set data.allow_corpus_change = true to continue (partly delivered documents are then dropped)");
 
   std::vector<int> dataset_map(head.datasets.size(), -1);
   for (std::size_t k = 0; k < head.datasets.size(); ++k)

@@ -13,12 +13,13 @@
 namespace llmtrain::data {
 
 std::string provenance_json(std::int64_t step, int rank, std::int64_t row, const RowProvenance& p) {
-  nlohmann::json spans = nlohmann::json::array(), special = nlohmann::json::array();
+  using json = nlohmann::ordered_json;  // keys in the documented order
+  json spans = json::array(), special = json::array();
   for (const SpanInfo& s : p.spans)
     spans.push_back({s.dataset, s.file, s.byte_offset, s.epoch, s.token_begin, s.token_end});
   for (const auto& sp : p.special) special.push_back({sp.first, sp.second});
-  nlohmann::json line = {{"step", step}, {"rank", rank}, {"row", row}, {"spans", spans}, {"special", special}};
-  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  json line = {{"step", step}, {"rank", rank}, {"row", row}, {"spans", spans}, {"special", special}};
+  return line.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::vector<std::string> load_state_dir(const std::string& dir) {
@@ -67,6 +68,8 @@ void simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> enco
   }
   std::ofstream provenance;
   if (!sim.provenance_path.empty()) {
+    std::filesystem::path parent = std::filesystem::path(sim.provenance_path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
     provenance.open(sim.provenance_path, std::ios::trunc);
     LLMTRAIN_CHECK(provenance.good(), sim.provenance_path, ": cannot open for writing");
   }
@@ -88,9 +91,13 @@ void simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> enco
     if (!sim.save_state_dir.empty()) save_state_file(sim.save_state_dir, r, blob);
     LoaderStats st = ranks[r]->stats();
     log << "rank " << r << ": state " << blob.size() << " bytes";
-    for (const DatasetStats& d : st.datasets)
-      log << "; " << d.name << ": epoch " << d.epoch << ", " << d.records_read << " records (" << d.bad_records
+    for (const DatasetStats& d : st.datasets) {
+      log << "; " << d.name << ": ";
+      if (d.epoch == UINT32_MAX) log << "no document on this rank, ";
+      else log << "epoch " << d.epoch << ", ";
+      log << d.records_read << " records (" << d.bad_records
           << " bad), " << d.tokens_drawn << " tokens drawn";
+    }
     if (st.dropped_spans) log << "; " << st.dropped_spans << " pieces dropped on restore";
     log << "\n";
     for (const auto& [file, count] : st.bad_records_by_file) log << "  skipped " << count << " bad records in " << file << "\n";

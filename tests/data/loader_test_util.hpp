@@ -116,6 +116,7 @@ inline Corpus scan_corpus(const LoaderOptions& o, const DocumentEncoder& encoder
 struct Coverage {
   std::map<std::tuple<std::string, std::uint64_t, std::uint32_t>, std::vector<int>> counts;
   std::int64_t specials = 0, rows = 0;
+  TokenId bos = kBos, eos = kEos;
 
   void add(const Batch& batch, const std::vector<RowProvenance>& prov, const Corpus& corpus) {
     ASSERT_EQ(static_cast<std::int64_t>(prov.size()), batch.rows);
@@ -124,7 +125,7 @@ struct Coverage {
       const std::int32_t* doc_index = batch.doc_index.data() + r * batch.row_width();
       std::vector<bool> is_special(static_cast<std::size_t>(batch.row_width()), false);
       for (const auto& [pos, id] : prov[r].special) {
-        ASSERT_TRUE(id == kBos || id == kEos);
+        ASSERT_TRUE(id == bos || id == eos);
         ASSERT_EQ(row[pos], id);
         is_special[static_cast<std::size_t>(pos)] = true;
         ++specials;

@@ -78,7 +78,9 @@ TEST(LoaderBadInput, SkipDeliversEveryGoodDocumentAndCountsTheBadOnes) {
     cov.expect_exactly(corpus, 0);
     LoaderStats st = loader->ranks[0]->stats();
     EXPECT_GE(st.bad_records_by_file[dir / c.file], 1u) << "bad record not counted";
-    if (c.name != "empty file") EXPECT_GE(st.datasets[0].bad_records, 1u);
+    if (c.name != "empty file") {
+      EXPECT_GE(st.datasets[0].bad_records, 1u);
+    }
   }
 }
 

@@ -91,13 +91,13 @@ TEST(LoaderState, CorpusDriftIsDetectedAndCanBeAllowed) {
     FAIL() << "drift not detected";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("part-001.jsonl"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("allow_drift"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("allow_corpus_change"), std::string::npos) << e.what();
   }
   // A removed file changes the listing: also detected.
   std::filesystem::remove(dir / "part-002.jsonl");
   EXPECT_THROW(World(o, 2, states), Error);
   // Opt-in: the dataset starts its next epoch on the new files.
-  o.allow_drift = true;
+  o.allow_corpus_change = true;
   World after(o, 2, states);
   after.steps(5);
   for (const auto& batch : after.provenance[0])
@@ -118,7 +118,7 @@ TEST(LoaderState, TokenizerDriftIsDetectedAndCanBeAllowed) {
   before.steps(10);
   auto other = std::make_shared<OtherEncoder>();
   EXPECT_THROW(World(o, 2, before.states(), other), Error);
-  o.allow_drift = true;
+  o.allow_corpus_change = true;
   World after(o, 2, before.states(), other);
   after.steps(3);
   EXPECT_GT(after.ranks[0]->stats().dropped_spans + after.ranks[1]->stats().dropped_spans, 0u);

@@ -42,7 +42,7 @@ struct LoaderOptions {
   std::optional<TokenId> eos_id;       // appended to every document when set
   BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
   double max_bad_fraction = 0.01;  // skipping turns into an error above this share of bad records
-  bool allow_drift = false;        // resume even if the corpus or the tokenizer changed (see docs)
+  bool allow_corpus_change = false;        // resume even if the corpus or the tokenizer changed (see docs)
 };
 
 // Where one piece of a row came from (the audit trail of `llmtrain-data simulate --provenance`).
@@ -62,7 +62,7 @@ struct RowProvenance {
 
 struct DatasetStats {
   std::string name;
-  std::uint32_t epoch = 0;         // lowest epoch of anything this rank still has to deliver
+  std::uint32_t epoch = 0;         // lowest epoch this rank still has to deliver; UINT32_MAX: no document
   std::uint64_t records_read = 0;  // including bad ones
   std::uint64_t bad_records = 0;
   std::uint64_t tokens_drawn = 0;  // since the weights last changed
