@@ -58,17 +58,17 @@ void Loader::Impl::frame(std::string_view text, std::vector<TokenId>& framed) co
 }
 
 // Dynamic mixing: the dataset furthest below its target share of the tokens drawn since the weights last
-// changed (absolute deficit weight * total - drawn; ties go to the first dataset).
+// changed (absolute deficit weight / total weight * drawn - drawn from it; ties go to the first dataset).
+// Datasets with no document on this rank are skipped but keep their place in the normalisation, so the
+// choice does not depend on when the rank found out that they are empty (a resumed run finds out again).
 bool Loader::Impl::draw(DocRef& doc, std::vector<TokenId>& framed) {
   BadRecordPolicyState bad{opt_.on_bad_record, opt_.max_bad_fraction, &bad_by_file_};
+  double weight_sum = 0, drawn = 0;
+  for (std::size_t d = 0; d < streams_.size(); ++d) {
+    weight_sum += opt_.datasets[d].weight;
+    drawn += static_cast<double>(tokens_since_weights_[d]);
+  }
   for (;;) {
-    double weight_sum = 0, drawn = 0;
-    for (std::size_t d = 0; d < streams_.size(); ++d) {
-      if (empty_[d] || opt_.datasets[d].weight <= 0) continue;
-      weight_sum += opt_.datasets[d].weight;
-      drawn += static_cast<double>(tokens_since_weights_[d]);
-    }
-    if (weight_sum == 0) return false;
     std::size_t best = streams_.size();
     double best_deficit = 0;
     for (std::size_t d = 0; d < streams_.size(); ++d) {
@@ -79,6 +79,7 @@ bool Loader::Impl::draw(DocRef& doc, std::vector<TokenId>& framed) {
         best_deficit = deficit;
       }
     }
+    if (best == streams_.size()) return false;
     auto next = streams_[best]->next(extractor_, bad);
     if (!next) {
       empty_[best] = true;

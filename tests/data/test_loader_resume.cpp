@@ -65,6 +65,24 @@ TEST(LoaderResume, ChainOfFiveResumesEqualsOneRun) {
   }
 }
 
+TEST(LoaderResume, DatasetWithoutDocumentsOnSomeRanksResumesIdentically) {
+  // 3 text files over 16 logical shards and 4 ranks: at least one rank owns no text document.
+  LoaderOptions o = small_options({{"jsonl", license_corpus() + "/*.jsonl*", 0.7, "text"},
+                                   {"texts", license_corpus() + "/text", 0.3, "text"}});
+  World reference(o, 4);
+  reference.steps(60);
+  bool some_rank_empty = false;
+  for (const auto& r : reference.ranks) some_rank_empty |= r->stats().datasets[1].epoch == UINT32_MAX;
+  EXPECT_TRUE(some_rank_empty);
+  for (int k : {1, 7, 30}) {
+    World first(o, 4);
+    first.steps(k);
+    World second(o, 4, first.states());
+    second.steps(60 - k);
+    expect_same_steps(reference, k, 60, second);
+  }
+}
+
 TEST(LoaderResume, StateOfAFreshLoaderResumesToTheSameRun) {
   LoaderOptions o = options();
   World reference(o, 1);
