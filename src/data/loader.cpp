@@ -116,6 +116,7 @@ PackedRow Loader::Impl::next_row() {
   PackedRow row = std::move(window_[j]);
   window_[j] = std::move(window_.back());
   window_.pop_back();
+  if (row.tokens.empty()) row = packer_.rebuild(row.spans, load);  // a row restored from a saved state
   return row;
 }
 

@@ -53,11 +53,12 @@ void Loader::Impl::restore_exact(const SavedState& own, const std::vector<int>& 
     span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
     return span;
   };
-  LoadDocument load = [this](const DocRef& doc, std::vector<TokenId>& framed) { this->load(doc, framed); };
+  // Window rows come back as spans only; next_row() re-encodes a row's documents when it is released, so a
+  // restore costs no tokenization.
   for (const std::vector<Span>& saved_row : own.window) {
-    std::vector<Span> spans;
-    for (const Span& span : saved_row) spans.push_back(remap(span));
-    window_.push_back(packer_.rebuild(spans, load));
+    PackedRow row;
+    for (const Span& span : saved_row) row.spans.push_back(remap(span));
+    window_.push_back(std::move(row));
   }
   for (const Span& span : own.queue) packer_.queue.push_back(remap(span));
 }
