@@ -1,0 +1,99 @@
+// See bpe_merge.hpp. Both paths pick the same merge at every step: the valid pair with the smallest
+// (rank, position), so they produce identical ids.
+#include "bpe_merge.hpp"
+
+#include <algorithm>
+
+namespace llmtrain::tokenizer {
+namespace {
+
+constexpr std::size_t kShortWord = 32;
+constexpr std::uint32_t kNoMerge = ~0u;
+
+void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s) {
+  std::size_t n = ids.size();
+  s.ranks.resize(n);
+  s.new_ids.resize(n);
+  auto rank_at = [&](std::size_t i) {
+    const MergeTable::Merge* m = merges.find(ids[i], ids[i + 1]);
+    s.ranks[i] = m ? m->rank : kNoMerge;
+    s.new_ids[i] = m ? m->id : 0;
+  };
+  for (std::size_t i = 0; i + 1 < n; ++i) rank_at(i);
+  while (n > 1) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i + 1 < n; ++i)
+      if (s.ranks[i] < s.ranks[best]) best = i;
+    if (s.ranks[best] == kNoMerge) break;
+    ids[best] = s.new_ids[best];
+    for (std::size_t i = best + 1; i + 1 < n; ++i) {
+      ids[i] = ids[i + 1];
+      s.ranks[i] = s.ranks[i + 1];
+      s.new_ids[i] = s.new_ids[i + 1];
+    }
+    --n;
+    if (best > 0) rank_at(best - 1);
+    if (best + 1 < n) rank_at(best);
+  }
+  ids.resize(n);
+}
+
+// Heap ordered so that the top is the smallest (rank, pos).
+bool later(const MergeScratch::Candidate& a, const MergeScratch::Candidate& b) {
+  return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
+}
+
+std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s) {
+  const std::int32_t n = static_cast<std::int32_t>(ids.size());
+  s.prev.resize(n);
+  s.next.resize(n);
+  s.heap.clear();
+  std::size_t pushes = 0;
+  auto push = [&](std::int32_t pos) {
+    const std::int32_t right = s.next[pos];
+    if (right < 0) return;
+    const MergeTable::Merge* m = merges.find(ids[pos], ids[right]);
+    if (!m) return;
+    s.heap.push_back({m->rank, pos, m->id});
+    std::push_heap(s.heap.begin(), s.heap.end(), later);
+    ++pushes;
+  };
+  for (std::int32_t i = 0; i < n; ++i) {
+    s.prev[i] = i - 1;
+    s.next[i] = i + 1 < n ? i + 1 : -1;
+  }
+  for (std::int32_t i = 0; i + 1 < n; ++i) push(i);
+  // ids[pos] == -1 marks a symbol merged into its left neighbour.
+  while (!s.heap.empty()) {
+    std::pop_heap(s.heap.begin(), s.heap.end(), later);
+    const MergeScratch::Candidate top = s.heap.back();
+    s.heap.pop_back();
+    const std::int32_t right = s.next[top.pos];
+    if (ids[top.pos] < 0 || right < 0) continue;
+    // A stale candidate: the pair at pos changed since it was pushed (the merged id identifies the pair,
+    // because a merged token's string is the concatenation of the pair's strings).
+    const MergeTable::Merge* m = merges.find(ids[top.pos], ids[right]);
+    if (!m || m->id != top.id || m->rank != top.rank) continue;
+    ids[top.pos] = top.id;
+    ids[right] = -1;
+    s.next[top.pos] = s.next[right];
+    if (s.next[right] >= 0) s.prev[s.next[right]] = top.pos;
+    if (s.prev[top.pos] >= 0) push(s.prev[top.pos]);
+    push(top.pos);
+  }
+  ids.erase(std::remove(ids.begin(), ids.end(), -1), ids.end());
+  return pushes;
+}
+
+}  // namespace
+
+std::size_t bpe_merge(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& scratch) {
+  if (ids.size() < 2) return 0;
+  if (ids.size() <= kShortWord) {
+    merge_short(ids, merges, scratch);
+    return 0;
+  }
+  return merge_long(ids, merges, scratch);
+}
+
+}  // namespace llmtrain::tokenizer

@@ -1,0 +1,33 @@
+// The BPE merge loop: repeatedly merge the adjacent pair with the lowest merge rank (leftmost on ties)
+// until no pair has a merge. This is what Hugging Face's Word::merge_all computes.
+//
+// Short words (the common case) use a plain scan over a small array. Long words use a linked list plus a
+// binary heap of candidate merges with lazy deletion, so a word of n symbols costs O(n log n): every merge
+// removes one symbol and pushes at most two new candidates, so the heap sees at most 3n pushes.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "hash_tables.hpp"
+#include "llmtrain/tokenizer/tokenizer.hpp"
+
+namespace llmtrain::tokenizer {
+
+// Reused buffers so that merging allocates nothing once warm.
+struct MergeScratch {
+  struct Candidate {
+    std::uint32_t rank;
+    std::int32_t pos;
+    std::int32_t id;
+  };
+  std::vector<std::uint32_t> ranks;
+  std::vector<std::int32_t> new_ids, prev, next;
+  std::vector<Candidate> heap;
+};
+
+// Merges `ids` in place. Returns the number of heap pushes (0 on the short path): tests use it to check
+// that long inputs cost linear work.
+std::size_t bpe_merge(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& scratch);
+
+}  // namespace llmtrain::tokenizer

@@ -1,0 +1,201 @@
+// BPE model: load-time tables (see bpe_model.hpp) and the encoding of one piece, following Hugging Face's
+// BPE::merge_word for characters that are not in the vocabulary.
+#include "bpe_model.hpp"
+
+#include <cstdio>
+
+#include "byte_level.hpp"
+#include "llmtrain/core/error.hpp"
+#include "unicode.hpp"
+
+namespace llmtrain::tokenizer {
+namespace {
+
+constexpr std::size_t kMaxCachedPiece = 256;      // longer pieces are rare; caching them wastes memory
+constexpr std::size_t kMaxCacheEntries = 1 << 18;  // cleared when full: bounded memory per thread
+const std::string_view kMetaspace = "\xE2\x96\x81";  // U+2581, SentencePiece's word marker
+
+std::string utf8_of(std::uint32_t cp) {
+  std::string s;
+  unicode::append_utf8(s, cp);
+  return s;
+}
+
+// Translates a byte-level token ("Ġhello") to the raw bytes it stands for, or nullopt if it contains a
+// character outside the alphabet (such a token can never be produced from byte-level input).
+std::optional<std::string> byte_level_bytes(const std::string& token) {
+  const ByteLevelAlphabet& alphabet = byte_level_alphabet();
+  if (unicode::first_invalid(token) != token.size()) return std::nullopt;
+  std::string bytes;
+  for (std::size_t i = 0; i < token.size();) {
+    int len = 0;
+    const int b = alphabet.byte_of(unicode::decode(token.data() + i, &len));
+    if (b < 0) return std::nullopt;
+    bytes += static_cast<char>(b);
+    i += static_cast<std::size_t>(len);
+  }
+  return bytes;
+}
+
+// True if some merged token has U+2581 right after another character (then pieces cannot be cut there).
+bool builds_inner_metaspace(std::string_view token) {
+  for (std::size_t p = token.find(kMetaspace, 1); p != std::string_view::npos; p = token.find(kMetaspace, p + 1)) {
+    if (p < 3 || token.substr(p - 3, 3) != kMetaspace) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
+                   const std::vector<std::pair<std::string, std::string>>& merges, const BpeOptions& options,
+                   const std::string& where)
+    : options_(options) {
+  TokenId max_id = -1;
+  for (const auto& [token, id] : vocab) {
+    LLMTRAIN_CHECK(id >= 0, where, ": vocabulary token '", token, "' has negative id ", id);
+    max_id = std::max(max_id, id);
+  }
+  id_to_token_.assign(static_cast<std::size_t>(max_id + 1), std::string());
+  for (const auto& [token, id] : vocab) {
+    id_to_token_[static_cast<std::size_t>(id)] = token;
+    file_vocab_.insert(token, static_cast<std::uint64_t>(id));
+    if (!options.byte_level) {
+      vocab_.insert(token, static_cast<std::uint64_t>(id));
+    } else if (auto bytes = byte_level_bytes(token)) {
+      vocab_.insert(*bytes, static_cast<std::uint64_t>(id));
+    }
+  }
+  const ByteLevelAlphabet& alphabet = byte_level_alphabet();
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    const std::uint64_t* id = nullptr;
+    if (options.byte_level) id = file_vocab_.find(utf8_of(alphabet.byte_to_char[b]));
+    else if (b < 128) id = file_vocab_.find(std::string(1, static_cast<char>(b)));
+    byte_ids_[b] = id ? static_cast<TokenId>(*id) : -1;
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    const std::uint64_t* fallback = file_vocab_.find(name);
+    fallback_ids_[b] = fallback ? static_cast<TokenId>(*fallback) : -1;
+  }
+  if (options.unk_token) {
+    const std::uint64_t* id = file_vocab_.find(*options.unk_token);
+    LLMTRAIN_CHECK(id, where, ": model.unk_token '", *options.unk_token, "' is not in the vocabulary");
+    unk_id_ = static_cast<TokenId>(*id);
+  }
+  merges_.reserve(merges.size());
+  bool inner_metaspace = false;
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    const auto& [left, right] = merges[rank];
+    const std::uint64_t* a = file_vocab_.find(left);
+    const std::uint64_t* b = file_vocab_.find(right);
+    const std::string merged = left + right;
+    const std::uint64_t* m = file_vocab_.find(merged);
+    LLMTRAIN_CHECK(a && b && m, where, ": merge ", rank, " ('", left, "' '", right, "'): token '",
+                   !a ? left : !b ? right : merged, "' is not in the vocabulary");
+    merges_.insert(static_cast<TokenId>(*a), static_cast<TokenId>(*b),
+                   {static_cast<std::uint32_t>(rank), static_cast<TokenId>(*m)});
+    inner_metaspace = inner_metaspace || builds_inner_metaspace(merged);
+  }
+  split_before_metaspace_ = !options.byte_level && !options.ignore_merges && !inner_metaspace &&
+                            file_vocab_.find(kMetaspace) != nullptr;
+}
+
+std::optional<TokenId> BpeModel::token_to_id(std::string_view token) const {
+  const std::uint64_t* id = file_vocab_.find(token);
+  if (!id) return std::nullopt;
+  return static_cast<TokenId>(*id);
+}
+
+void BpeModel::encode_piece(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
+  auto cached = [&](std::string_view part) {
+    if (part.size() > kMaxCachedPiece) {
+      encode_uncached(part, s, out);
+      return;
+    }
+    const std::uint64_t h = hash_bytes(part.data(), part.size());
+    if (const std::uint64_t* hit = s.cache.find(part, h)) {
+      const TokenId* ids = s.cache_ids.data() + (*hit >> 24);
+      out.insert(out.end(), ids, ids + (*hit & 0xFFFFFF));
+      return;
+    }
+    const std::size_t before = out.size();
+    encode_uncached(part, s, out);
+    if (s.cache.size() >= kMaxCacheEntries) {
+      s.cache.clear();
+      s.cache_ids.clear();
+    }
+    s.cache.insert(part, h, (std::uint64_t(s.cache_ids.size()) << 24) | (out.size() - before));
+    s.cache_ids.insert(s.cache_ids.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  };
+  if (!split_before_metaspace_) {
+    cached(piece);
+    return;
+  }
+  std::size_t start = 0;
+  for (std::size_t p = piece.find(kMetaspace, 1); p != std::string_view::npos; p = piece.find(kMetaspace, p + 1)) {
+    if (p >= 3 && piece.substr(p - 3, 3) == kMetaspace) continue;
+    cached(piece.substr(start, p - start));
+    start = p;
+  }
+  cached(piece.substr(start));
+}
+
+void BpeModel::encode_uncached(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
+  if (piece.empty()) return;
+  if (options_.ignore_merges) {
+    if (const std::uint64_t* id = vocab_.find(piece)) {
+      out.push_back(static_cast<TokenId>(*id));
+      return;
+    }
+  }
+  s.word.clear();
+  initial_symbols(piece, s.word);
+  bpe_merge(s.word, merges_, s.merge);
+  out.insert(out.end(), s.word.begin(), s.word.end());
+}
+
+std::optional<TokenId> BpeModel::unit_id(std::string_view unit) const {
+  if (unit.size() == 1) {
+    const TokenId id = byte_ids_[static_cast<unsigned char>(unit[0])];
+    if (id >= 0 || options_.byte_level) return id >= 0 ? std::optional<TokenId>(id) : std::nullopt;
+  }
+  const std::uint64_t* id = vocab_.find(unit);
+  return id ? std::optional<TokenId>(static_cast<TokenId>(*id)) : std::nullopt;
+}
+
+// One symbol per unit (byte for byte-level models, character otherwise), as HF's BPE::merge_word does,
+// including its handling of units missing from the vocabulary: byte fallback tokens "<0xXX>" if all exist,
+// else the unknown token (consecutive ones fused if fuse_unk), else the unit is dropped.
+void BpeModel::initial_symbols(std::string_view piece, std::vector<TokenId>& word) const {
+  std::optional<TokenId> pending_unk;
+  for (std::size_t i = 0; i < piece.size();) {
+    const std::size_t len = options_.byte_level ? 1 : unicode::sequence_length(static_cast<unsigned char>(piece[i]));
+    const std::string_view unit = piece.substr(i, len);
+    i += len;
+    if (std::optional<TokenId> id = unit_id(unit)) {
+      if (pending_unk) word.push_back(*pending_unk);
+      pending_unk.reset();
+      word.push_back(*id);
+      continue;
+    }
+    // The unit as HF sees it: byte-level units are the mapped character.
+    const std::string mapped = options_.byte_level
+                                   ? utf8_of(byte_level_alphabet().byte_to_char[static_cast<unsigned char>(unit[0])])
+                                   : std::string(unit);
+    if (options_.byte_fallback) {
+      bool all = true;
+      for (char c : mapped) all = all && fallback_ids_[static_cast<unsigned char>(c)] >= 0;
+      if (all) {
+        for (char c : mapped) word.push_back(fallback_ids_[static_cast<unsigned char>(c)]);
+        continue;  // HF leaves a pending unknown token pending here
+      }
+    }
+    if (unk_id_) {
+      if (pending_unk && !options_.fuse_unk) word.push_back(*pending_unk);
+      pending_unk = unk_id_;
+    }
+  }
+  if (pending_unk) word.push_back(*pending_unk);
+}
+
+}  // namespace llmtrain::tokenizer

@@ -1,0 +1,70 @@
+// The BPE model of tokenizer.json ("model": {"type": "BPE", ...}): vocabulary, merges and the rules for
+// characters missing from the vocabulary (byte_fallback, unk_token, fuse_unk), plus the per-thread
+// pre-token cache that makes encoding fast.
+//
+// Byte-level models (a ByteLevel pre-tokenizer maps every byte to one printable character before BPE) are
+// run directly on raw bytes: the vocabulary keys are translated back to bytes at load time, so encoding
+// never builds the mapped string. Other models (SentencePiece-style, e.g. Mistral) run on UTF-8 characters.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bpe_merge.hpp"
+#include "hash_tables.hpp"
+
+namespace llmtrain::tokenizer {
+
+struct BpeOptions {
+  bool byte_level = false;  // input pieces are raw bytes to be mapped by the ByteLevel alphabet
+  bool byte_fallback = false;
+  bool fuse_unk = false;
+  bool ignore_merges = false;
+  std::optional<std::string> unk_token;
+};
+
+// Per-thread state of one tokenizer: the pre-token cache and scratch buffers.
+struct EncodeScratch {
+  StringMap cache;             // piece -> (offset << 24 | count) into cache_ids
+  std::vector<TokenId> cache_ids;
+  std::vector<TokenId> word;
+  MergeScratch merge;
+  std::string text;            // normalized text of the current segment
+};
+
+class BpeModel {
+ public:
+  // vocab: (token, id) as in the file; merges: (left, right) token pairs in rank order. `where` names the
+  // file for error messages.
+  BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
+           const std::vector<std::pair<std::string, std::string>>& merges, const BpeOptions& options,
+           const std::string& where);
+
+  // Appends the ids of one pre-tokenized piece.
+  void encode_piece(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+
+  const std::vector<std::string>& id_to_token() const { return id_to_token_; }
+  std::optional<TokenId> token_to_id(std::string_view token) const;
+
+ private:
+  void encode_uncached(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+  void initial_symbols(std::string_view piece, std::vector<TokenId>& word) const;
+  std::optional<TokenId> unit_id(std::string_view unit) const;
+
+  BpeOptions options_;
+  std::vector<std::string> id_to_token_;  // "" for ids not in the vocabulary
+  StringMap file_vocab_;                  // token as written in the file -> id
+  StringMap vocab_;                       // token in the model's input space (raw bytes if byte-level) -> id
+  MergeTable merges_;
+  std::array<TokenId, 256> byte_ids_;     // byte-level: id of each byte's character, -1 if missing
+  std::array<TokenId, 256> fallback_ids_; // id of "<0xXX>", -1 if missing
+  std::optional<TokenId> unk_id_;
+  // SentencePiece-style files: no merge builds a token with U+2581 after another character, so a piece can
+  // be split before each U+2581 (that follows a non-U+2581) without changing the result; the parts are cached.
+  bool split_before_metaspace_ = false;
+};
+
+}  // namespace llmtrain::tokenizer

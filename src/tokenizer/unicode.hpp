@@ -1,0 +1,54 @@
+// UTF-8 decoding and the three Unicode character classes the pre-tokenizer patterns need: letters (\p{L}),
+// numbers (\p{N}) and white space (\s, the White_Space property). Tables come from unicode_tables.inc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace llmtrain::tokenizer::unicode {
+
+enum CharClass : std::uint8_t { kOther = 0, kLetter = 1, kNumber = 2, kSpace = 3 };
+
+namespace detail {
+extern const std::uint8_t kAsciiClass[128];
+CharClass non_ascii_class(std::uint32_t cp);
+}  // namespace detail
+
+inline CharClass char_class(std::uint32_t cp) {
+  return cp < 128 ? static_cast<CharClass>(detail::kAsciiClass[cp]) : detail::non_ascii_class(cp);
+}
+
+// Decodes the code point starting at p in VALID UTF-8 and stores its byte length in *len.
+inline std::uint32_t decode(const char* s, int* len) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s);
+  if (p[0] < 0x80) {
+    *len = 1;
+    return p[0];
+  }
+  if (p[0] < 0xE0) {
+    *len = 2;
+    return ((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu);
+  }
+  if (p[0] < 0xF0) {
+    *len = 3;
+    return ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+  }
+  *len = 4;
+  return ((p[0] & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu);
+}
+
+// Byte length of the UTF-8 sequence starting with lead byte b (valid input only).
+inline int sequence_length(unsigned char b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
+
+void append_utf8(std::string& out, std::uint32_t cp);
+
+// Offset of the first byte that does not start a valid UTF-8 sequence, or text.size() if all is valid.
+std::size_t first_invalid(std::string_view text);
+
+// Replaces each maximal invalid subpart by U+FFFD (Unicode's recommended practice, used by Python's
+// bytes.decode(errors="replace") and Rust's String::from_utf8_lossy).
+std::string to_valid_utf8(std::string_view text);
+
+}  // namespace llmtrain::tokenizer::unicode
