@@ -55,6 +55,6 @@ template void gemm<double>(Trans, Trans, std::int64_t, std::int64_t, std::int64_
                            std::int64_t, const double*, std::int64_t, double, double*, std::int64_t);
 
 GemmStats gemm_stats() { return g_stats; }
-void reset_gemm_stats() { g_stats = GemmStats{}; }
+void reset_gemm_stats(const GemmStats& value) { g_stats = value; }
 
 }  // namespace llmtrain::model

@@ -5,6 +5,7 @@
 // -> embedding backward. Matrix products go through gemm(); everything else is an ops:: Kokkos kernel.
 #include "llmtrain/model/model.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -27,7 +28,12 @@ Recompute parse_recompute(const std::string& name) {
 
 namespace {
 constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+}  // namespace
 
 template <typename T>
 struct Model<T>::State {
@@ -45,6 +51,7 @@ struct Model<T>::State {
   std::optional<BackwardScratch<T>> scratch;
   std::optional<Attention<T>> attention;
   Kokkos::View<T*> final_x, final_rstd, head_logits, row_loss;
+  PassTimes times;
 
   Index n() const { return batch * seq; }
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
@@ -267,6 +274,7 @@ void Model<T>::zero_grads() {
 template <typename T>
 LossSum Model<T>::forward_backward(const data::Batch& batch, double grad_scale) {
   auto& s = *state_;
+  const auto start = std::chrono::steady_clock::now();
   s.prepare(batch);
   s.embed();
   for (Index l = 0; l < s.config.n_layers; ++l) s.block_forward(l);
@@ -277,6 +285,8 @@ LossSum Model<T>::forward_backward(const data::Batch& batch, double grad_scale) 
     for (Index t = 1; t <= batch.seq_len; ++t) counted += batch.row(r)[t] != ignore ? 1 : 0;
   const T scale = counted > 0 ? T(grad_scale / double(counted)) : T(0);
   const LossSum loss = s.final_and_head(true, scale, nullptr);
+  s.times.forward_s = seconds_since(start);
+  const auto backward_start = std::chrono::steady_clock::now();
   T* d_out = s.scratch->d_resid_a.data();
   T* d_in = s.scratch->d_resid_b.data();
   for (Index l = s.config.n_layers - 1; l >= 0; --l) {
@@ -284,6 +294,7 @@ LossSum Model<T>::forward_backward(const data::Batch& batch, double grad_scale) 
     std::swap(d_out, d_in);
   }
   ops::embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.dim);
+  s.times.backward_s = seconds_since(backward_start);
   return loss;
 }
 
@@ -307,6 +318,9 @@ std::vector<T> Model<T>::logits(const data::Batch& batch) {
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), all);
   return std::vector<T>(host.data(), host.data() + host.size());
 }
+
+template <typename T>
+const PassTimes& Model<T>::last_pass_times() const { return state_->times; }
 
 template class Model<float>;
 template class Model<double>;

@@ -22,6 +22,10 @@ struct GemmStats {
   std::int64_t calls = 0;
 };
 GemmStats gemm_stats();
-void reset_gemm_stats();
+void reset_gemm_stats(const GemmStats& value = GemmStats{});
+
+// The machine's float32 matrix-multiply peak as this process sees it (the MFU denominator): the best of
+// `repeats` square n x n x n sgemm calls through gemm(), in flop/s. Does not count towards gemm_stats().
+double measure_sgemm_peak(std::int64_t n = 1024, int repeats = 4);
 
 }  // namespace llmtrain::model

@@ -28,6 +28,13 @@ struct LossSum {
   double mean() const { return count > 0 ? sum / double(count) : 0.0; }
 };
 
+// Wall time of the last forward_backward(): forward runs through the loss, including the output head's
+// gradient, which is computed chunk by chunk together with the logits; backward is the rest.
+struct PassTimes {
+  double forward_s = 0;
+  double backward_s = 0;
+};
+
 template <typename T>
 class Model {
  public:
@@ -52,6 +59,7 @@ class Model {
   // Logits [rows * seq_len, vocab] of every position (tests and small models only: this is the tensor the
   // chunked head otherwise never materialises).
   std::vector<T> logits(const data::Batch& batch);
+  const PassTimes& last_pass_times() const;
 
  private:
   struct State;
