@@ -16,7 +16,9 @@ const char* const kLlama3Pattern =
 const char* const kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-// Oniguruma's \s also matches U+0085 (NEXT LINE), PCRE2's (UCP) does not: widen \s and \S.
+// \s as Oniguruma has it (White_Space). PCRE2's UCP \s lacks U+0085 and has U+180E, so it is spelled out.
+const char* const kWhiteSpace = "\\t\\n\\x0B\\f\\r\\x20\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
+
 std::string onig_compatible(const std::string& pattern) {
   std::string out;
   bool in_class = false;
@@ -24,8 +26,8 @@ std::string onig_compatible(const std::string& pattern) {
     const char c = pattern[i];
     if (c == '\\' && i + 1 < pattern.size()) {
       const char e = pattern[++i];
-      if (e == 's') out += in_class ? "\\s\\x{85}" : "[\\s\\x{85}]";
-      else if (e == 'S' && !in_class) out += "[^\\s\\x{85}]";
+      if (e == 's') out += in_class ? std::string(kWhiteSpace) : "[" + std::string(kWhiteSpace) + "]";
+      else if (e == 'S' && !in_class) out += "[^" + std::string(kWhiteSpace) + "]";
       else (out += '\\') += e;
       continue;
     }

@@ -13,7 +13,7 @@ struct CodeRange {
 };
 #include "unicode_tables.inc"
 
-// White_Space property (Unicode 14); the same set as \s of Oniguruma and of PCRE2 in UCP mode.
+// White_Space property (unchanged since Unicode 6); \s of Oniguruma (PCRE2 in UCP mode lacks U+0085).
 const CodeRange kSpaceRanges[] = {{0x9, 0xD},       {0x20, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},
                                   {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F},
                                   {0x205F, 0x205F}, {0x3000, 0x3000}};
