@@ -32,6 +32,7 @@ class Loader::Impl {
   void frame(std::string_view text, std::vector<TokenId>& framed) const;
   RowProvenance describe_row(const PackedRow& row) const;
   // restore.cpp
+  Span remap(Span saved, const std::vector<int>& dataset_map) const;  // saved dataset index -> ours, checked
   void restore_exact(const SavedState& own, const std::vector<int>& dataset_map);
   void restore_spans(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
                      const std::vector<bool>& drop);

@@ -48,11 +48,16 @@ void Loader::Impl::check_drift(const std::vector<SavedState>& saved, const std::
   }
 }
 
+Span Loader::Impl::remap(Span span, const std::vector<int>& dataset_map) const {
+  span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
+  LLMTRAIN_CHECK(span.doc.file < files_[span.doc.dataset].files.size(), "data loader state: a document of dataset '",
+                 opt_.datasets[span.doc.dataset].name, "' refers to file #", span.doc.file, " of ",
+                 files_[span.doc.dataset].files.size());
+  return span;
+}
+
 void Loader::Impl::restore_exact(const SavedState& own, const std::vector<int>& dataset_map) {
-  auto remap = [&](Span span) {
-    span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
-    return span;
-  };
+  auto remap = [&](const Span& span) { return this->remap(span, dataset_map); };
   // Window rows come back as spans only; next_row() re-encodes a row's documents when it is released, so a
   // restore costs no tokenization.
   for (const std::vector<Span>& saved_row : own.window) {
@@ -71,8 +76,7 @@ void Loader::Impl::restore_spans(const std::vector<SavedState>& saved, const std
       dropped_spans_ += drop[saved_span.doc.dataset] ? 1 : 0;
       return;
     }
-    Span span = saved_span;
-    span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
+    Span span = remap(saved_span, dataset_map);
     if (!pieces.empty() && pieces.back().doc == span.doc && pieces.back().end == span.begin) {
       pieces.back().end = span.end;  // two pieces of one document that were cut by a row boundary
     } else {
