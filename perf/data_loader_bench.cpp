@@ -4,6 +4,7 @@
 //
 //   BM_Loader/bytes        read + split + pack + shuffle, byte encoder: the loader's own overhead
 //   BM_Loader/gpt2         the same with the GPT-2 tokenizer (tokenization on the fly)
+//   BM_Loader/gpt2_prefetch  the same with the background thread, rate per wall-clock second
 //   BM_Gpt2EncodeOnly      the tokenizer alone on the same documents: the ceiling for BM_Loader/gpt2
 //   BM_FirstBatch          construction + first batch (64 ranks' worth of shards: rank 0 of 64)
 //   BM_StateSave / Restore one rank of 64, logical_shards 4096, shuffle_window 1024, seq_len 4096
@@ -58,8 +59,9 @@ std::shared_ptr<const DocumentEncoder> gpt2() {
   return encoder;
 }
 
-void BM_Loader(benchmark::State& state, bool tokenize) {
+void BM_Loader(benchmark::State& state, bool tokenize, std::int64_t prefetch_rows) {
   LoaderOptions o = bench_options();
+  o.prefetch_rows = prefetch_rows;
   std::shared_ptr<const DocumentEncoder> encoder = tokenize ? gpt2() : std::make_shared<ByteEncoder>();
   Loader loader(o, encoder, 0, 1);
   std::int64_t tokens = 0;
@@ -70,8 +72,10 @@ void BM_Loader(benchmark::State& state, bool tokenize) {
   }
   state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
 }
-BENCHMARK_CAPTURE(BM_Loader, bytes, false)->Unit(benchmark::kMillisecond)->MinTime(3);
-BENCHMARK_CAPTURE(BM_Loader, gpt2, true)->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_Loader, bytes, false, 0)->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_Loader, gpt2, true, 0)->Unit(benchmark::kMillisecond)->MinTime(3);
+// With the background thread: the consumer's wall-clock rate (the work moves to the producer thread).
+BENCHMARK_CAPTURE(BM_Loader, gpt2_prefetch, true, 64)->Unit(benchmark::kMillisecond)->MinTime(3)->UseRealTime();
 
 void BM_Gpt2EncodeOnly(benchmark::State& state) {
   std::ifstream in(corpus_dir() + "/part-100.jsonl");
