@@ -22,6 +22,7 @@
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
+#include "run_setup.hpp"
 
 namespace {
 
@@ -32,21 +33,6 @@ const char* const kUsage =
     "                              [--save-state DIR] [--provenance FILE.jsonl]\n"
     "       llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]\n"
     "       llmtrain-data state FILE\n";
-
-// The loader's options from the run configuration's [data] section.
-data::LoaderOptions loader_options(const Config& config) {
-  data::LoaderOptions o;
-  for (const DatasetConfig& d : config.data.datasets) o.datasets.push_back({d.name, d.path, d.weight, d.field});
-  o.seq_len = config.data.seq_len;
-  o.seed = static_cast<std::uint64_t>(config.data.seed);
-  o.logical_shards = config.data.logical_shards;
-  o.shuffle_window = config.data.shuffle_window;
-  o.block_bytes = config.data.block_bytes;
-  o.on_bad_record = config.data.on_bad_record == "fail" ? data::BadRecordPolicy::fail : data::BadRecordPolicy::skip;
-  o.max_bad_fraction = config.data.max_bad_fraction;
-  o.allow_corpus_change = config.data.allow_corpus_change;
-  return o;
-}
 
 long long to_int(const std::string& option, const std::string& value) {
   std::size_t used = 0;
@@ -87,8 +73,7 @@ int simulate_command(int argc, char** argv) {
   LLMTRAIN_CHECK(world && steps && batch, "--world-size, --steps and --batch are required\n", kUsage);
   Config config = load_config(config_path);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = loader_options(config);
-  data::set_default_special_tokens(tok, options);
+  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
   data::simulate(options, std::make_shared<data::TokenizerEncoder>(tok), sim, std::cerr);
   return 0;
 }
@@ -120,8 +105,7 @@ int bench_command(int argc, char** argv) {
                  "--world-size must be >= 1, --prefetch >= 0\n", kUsage);
   Config config = load_config(config_path);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = loader_options(config);
-  data::set_default_special_tokens(tok, options);
+  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
   options.batch_rows = batch;
   options.prefetch_rows = prefetch;
   auto encoder = std::make_shared<data::TokenizerEncoder>(tok);
