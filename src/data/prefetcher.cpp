@@ -1,6 +1,8 @@
 // Background row preparation (see prefetcher.hpp).
 #include "prefetcher.hpp"
 
+#include <algorithm>
+
 namespace llmtrain::data {
 
 Loader::Prefetcher::Prefetcher(Loader::Impl& impl, std::size_t capacity)
@@ -67,7 +69,14 @@ SavedState Loader::Prefetcher::save_consumed() {
 
 LoaderStats Loader::Prefetcher::stats() {
   std::lock_guard<std::mutex> producer(producer_);
-  return impl_.stats();
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  LoaderStats stats = impl_.stats();
+  for (const PackedRow& row : queue_)  // rows still to hand out keep their epoch open
+    for (const Span& span : row.spans) {
+      std::uint32_t& epoch = stats.datasets[span.doc.dataset].epoch;
+      epoch = std::min(epoch, span.doc.epoch);
+    }
+  return stats;
 }
 
 }  // namespace llmtrain::data
