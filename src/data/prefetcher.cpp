@@ -24,18 +24,17 @@ void Loader::Prefetcher::run() {
       space_.wait(lock, [this] { return stop_ || queue_.size() < capacity_; });
       if (stop_) break;
     }
-    PackedRow row;
     try {
-      std::lock_guard<std::mutex> lock(producer_);
-      row = impl_.next_row();
+      // The row enters the queue before the producer lock is released: save_consumed() and stats() never
+      // see a row that has left the loader's state but is not yet queued.
+      std::lock_guard<std::mutex> producing(producer_);
+      PackedRow row = impl_.next_row();
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      queue_.push_back(std::move(row));
     } catch (...) {
       std::lock_guard<std::mutex> lock(queue_mutex_);
       error_ = std::current_exception();
       break;
-    }
-    {
-      std::lock_guard<std::mutex> lock(queue_mutex_);
-      queue_.push_back(std::move(row));
     }
     ready_.notify_one();
   }
