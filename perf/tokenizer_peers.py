@@ -6,8 +6,9 @@ perf/tokenizer_bench.cpp slices it), same core (the process and our benchmark ar
 HF runs with RAYON_NUM_THREADS=1). The peers are measurement tools from PyPI, not dependencies:
     pip install tokenizers tiktoken
     python3 perf/tokenizer_peers.py [--build build] [--shared ../shared] [--cpu 0]
-Each figure is the best of --repeat runs over the whole text; HF and tiktoken keep their state between runs
-(HF's word cache warms up like ours), so compare with our "warm" column.
+Each figure is the best of --repeat runs over the whole text, in CPU time of the process (like Google
+Benchmark's default), so other load on a shared machine does not distort the ratio. HF and tiktoken keep
+their state between runs (HF's word cache warms up like ours), so compare with our "warm" column.
 """
 import argparse
 import json
@@ -86,9 +87,9 @@ def best_rate(fn, docs, repeat):
     nbytes = sum(len(d.encode()) for d in docs)
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         fn(docs)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return nbytes / best / 1e6
 
 
