@@ -34,3 +34,21 @@ function(llmtrain_mpi_test name)
                          ENVIRONMENT "${LLMTRAIN_MPI_ENV};LLMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
   endforeach()
 endfunction()
+
+# llmtrain_command_test(NAME LABEL <unit|mpi> CMD <command...> [EXPECT_FAIL] [EXPECT <regex...>]
+#                       [FORBID <regex...>] [ONCE <regex>]): runs a whole program and checks its exit
+# status and output (tests/run_and_check.cmake). Use MPIEXEC_PREFIX to run it under mpirun.
+set(LLMTRAIN_MPIEXEC ${MPIEXEC_EXECUTABLE} --oversubscribe ${MPIEXEC_NUMPROC_FLAG})
+function(llmtrain_command_test name)
+  cmake_parse_arguments(ARG "EXPECT_FAIL" "LABEL;ONCE" "CMD;EXPECT;FORBID" ${ARGN})
+  # Lists cross the command line joined by "@@" (a ";" would split the -D argument).
+  string(JOIN "@@" cmd ${ARG_CMD})
+  string(JOIN "@@" expect ${ARG_EXPECT})
+  string(JOIN "@@" forbid ${ARG_FORBID})
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} "-DCMD=${cmd}" "-DEXPECT=${expect}" "-DFORBID=${forbid}"
+                   "-DONCE=${ARG_ONCE}" "-DEXPECT_FAIL=${ARG_EXPECT_FAIL}"
+                   -P ${PROJECT_SOURCE_DIR}/tests/run_and_check.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT 300
+                       ENVIRONMENT "${LLMTRAIN_MPI_ENV};LLMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()

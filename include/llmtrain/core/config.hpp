@@ -1,0 +1,118 @@
+// The run configuration: one TOML file with sections [model] [tokenizer] [data] [train] [parallel]
+// [checkpoint] [log], parsed into plain structs.
+//
+// Names, types, defaults, ranges and help texts are defined once, in the schema (src/core/config_schema.cpp);
+// the structs below carry no defaults of their own. docs/config.md is generated from the same schema
+// (`llmtrain --config-reference`) and a test keeps the two in step.
+//
+// Relative paths written in a file are resolved against the directory of that file; default paths
+// (train.run_dir) stay relative to the working directory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llmtrain {
+
+struct ModelConfig {
+  std::int64_t vocab_size;  // 0: the tokenizer's vocabulary size
+  std::int64_t d_model;
+  std::int64_t n_layers;
+  std::int64_t n_heads;
+  std::int64_t n_kv_heads;  // 0: same as n_heads
+  std::int64_t d_ff;        // 0: Llama's rule, 2/3 * 4 * d_model rounded up to a multiple of 256
+  double rope_theta;
+  double norm_eps;
+  bool tie_embeddings;
+  double init_std;
+  std::int64_t seed;
+  bool mask_documents;
+};
+
+struct TokenizerConfig {
+  std::string path;
+};
+
+struct DatasetConfig {
+  std::string name;
+  std::string path;
+  double weight;
+  std::string field;
+};
+
+struct DataConfig {
+  std::int64_t seq_len;
+  std::int64_t seed;
+  std::int64_t logical_shards;
+  std::int64_t shuffle_window;
+  std::int64_t block_bytes;
+  std::int64_t threads;  // 0: as many as the cores a rank owns
+  std::string on_bad_record;
+  double max_bad_fraction;
+  bool allow_corpus_change;
+  std::vector<DatasetConfig> datasets;
+  std::vector<DatasetConfig> eval_datasets;
+};
+
+struct TrainConfig {
+  std::int64_t steps;
+  std::int64_t batch_size;  // rows per rank per micro-batch
+  std::int64_t grad_accum;
+  double lr;
+  double min_lr;
+  std::int64_t warmup_steps;
+  std::string schedule;
+  double weight_decay;
+  double beta1;
+  double beta2;
+  double eps;
+  double grad_clip;
+  std::string recompute;
+  std::int64_t eval_every;
+  std::int64_t eval_batches;
+  std::string run_dir;
+};
+
+struct ParallelConfig {
+  std::string backend;
+};
+
+struct LogConfig {
+  std::string level;
+  bool per_rank;
+  std::string dir;
+  std::int64_t every_steps;
+};
+
+struct Config {
+  ModelConfig model;
+  TokenizerConfig tokenizer;
+  DataConfig data;
+  TrainConfig train;
+  ParallelConfig parallel;
+  LogConfig log;
+
+  std::string source_file;                    // the TOML file it came from ("" for defaults)
+  std::map<std::string, int> source_lines;    // "section.key" -> line in source_file, for messages
+};
+
+// A configuration with every schema default applied (required keys left empty).
+Config default_config();
+
+// Parses, applies defaults, validates and resolves paths. Throws llmtrain::Error with
+// "file:line: key: problem" for syntax errors, unknown keys (with a "did you mean"), wrong types,
+// out-of-range values, missing referenced files and conflicting settings.
+Config load_config(const std::string& path);
+// The same for text in memory; source_name is used in messages and paths resolve against base_dir.
+Config parse_config(const std::string& toml_text, const std::string& source_name,
+                    const std::string& base_dir);
+
+// The resolved configuration, defaults included, as TOML that load_config accepts again.
+std::string to_toml(const Config& config);
+
+// The schema as Markdown: docs/config.md is this text.
+std::string config_reference_markdown();
+
+}  // namespace llmtrain

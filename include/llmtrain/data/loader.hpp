@@ -1,0 +1,106 @@
+// The data loader of one rank: raw text files -> logical shards -> mixing -> packing -> shuffle window ->
+// batches of seq_len + 1 token rows, with a state that says exactly what the trainer has consumed.
+//
+// Guarantees (docs/data-loader.md has the algorithms and the state format):
+//   - zero build overhead: start-up lists files and sizes, nothing is read before the first batch;
+//   - every token of every document is delivered exactly once per epoch, across any chain of
+//     save (state()) / restore() at any step, onto any number of ranks;
+//   - same options and same world size: bitwise-identical batches, however often the run was resumed;
+//   - the state is a small binary blob per rank whose size does not grow with the corpus.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmtrain/data/batch.hpp"
+#include "llmtrain/data/document_encoder.hpp"
+
+namespace llmtrain::data {
+
+struct DatasetSpec {
+  std::string name;            // unique; identifies the dataset in the state across runs
+  std::string path;            // a file, a directory (walked recursively) or a glob pattern
+  double weight = 1.0;         // target share of tokens (normalised over all datasets)
+  std::string field = "text";  // JSON Lines field holding the document text
+};
+
+enum class BadRecordPolicy { skip, fail };
+
+struct LoaderOptions {
+  std::vector<DatasetSpec> datasets;
+  std::int64_t seq_len = 4096;         // rows hold seq_len + 1 tokens
+  std::uint64_t seed = 0;
+  std::int64_t logical_shards = 1024;  // fixed for the run's lifetime; any world size <= this works
+  std::int64_t shuffle_window = 1024;  // packed rows held per rank for the final shuffle (1 = none)
+  std::int64_t batch_rows = 1;         // rows per next()
+  std::int64_t block_bytes = 1 << 20;  // unit of reading and shuffling inside a shard (JSON Lines)
+  std::optional<TokenId> bos_id;       // prepended to every document when set
+  std::optional<TokenId> eos_id;       // appended to every document when set
+  BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
+  double max_bad_fraction = 0.01;  // skipping turns into an error above this share of bad records
+  bool allow_corpus_change = false;        // resume even if the corpus or the tokenizer changed (see docs)
+};
+
+// Where one piece of a row came from (the audit trail of `llmtrain-data simulate --provenance`).
+struct SpanInfo {
+  std::string dataset;
+  std::string file;          // path as listed from the configured path
+  std::uint64_t byte_offset; // where the record starts (in decompressed bytes for .gz / .zst)
+  std::uint32_t epoch;       // that dataset's epoch
+  std::uint32_t token_begin; // range in the document's own encoding, without special tokens
+  std::uint32_t token_end;
+};
+
+struct RowProvenance {
+  std::vector<SpanInfo> spans;                                   // in row order
+  std::vector<std::pair<std::int64_t, TokenId>> special;         // (position in row, id): BOS / EOS
+};
+
+struct DatasetStats {
+  std::string name;
+  std::uint32_t epoch = 0;         // lowest epoch this rank still has to deliver; UINT32_MAX: no document
+  std::uint64_t records_read = 0;  // including bad ones
+  std::uint64_t bad_records = 0;
+  std::uint64_t tokens_drawn = 0;  // since the weights last changed
+};
+
+struct LoaderStats {
+  std::vector<DatasetStats> datasets;
+  std::map<std::string, std::uint64_t> bad_records_by_file;  // this process's run only
+  std::uint64_t dropped_spans = 0;  // pending pieces given up on restore (removed dataset, allowed drift)
+};
+
+class Loader final : public BatchSource {
+ public:
+  Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size);
+  ~Loader() override;
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // The next batch_rows rows. Throws llmtrain::Error on bad input under the "fail" policy.
+  Batch next() override;
+  // Provenance of the rows of the last next(), one entry per row.
+  const std::vector<RowProvenance>& last_provenance() const;
+
+  // Everything handed out so far, as a self-describing binary blob. No communication.
+  std::string state() const;
+  // Continues from the states saved by all ranks of a previous run (any world size). Call before next().
+  void restore(const std::vector<std::string>& saved_states);
+
+  LoaderStats stats() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// A readable dump of a state blob (what `llmtrain-data simulate` prints, and what a user reads when a
+// resume fails).
+std::string describe_state(const std::string& blob);
+
+}  // namespace llmtrain::data

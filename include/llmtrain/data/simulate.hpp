@@ -1,0 +1,37 @@
+// The audit path of the loader: W rank-loaders in one process, N steps of B rows each, with the provenance of
+// every row written as JSON lines and every rank's state saved or loaded as one file per rank. Used by
+// `llmtrain-data simulate` and by the tests that check the guarantees from outside.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llmtrain/data/loader.hpp"
+
+namespace llmtrain::data {
+
+struct SimulateOptions {
+  int world_size = 1;
+  std::int64_t steps = 1;
+  std::int64_t batch_rows = 1;
+  std::string load_state_dir;   // empty: start fresh
+  std::string save_state_dir;   // empty: do not save
+  std::string provenance_path;  // empty: no provenance file
+};
+
+// Runs the simulation; writes a short per-rank summary to `log`.
+void simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder,
+              const SimulateOptions& sim, std::ostream& log);
+
+// One JSON line of provenance: {"step":s,"rank":r,"row":i,"spans":[[dataset,file,byte_offset,epoch,
+// token_begin,token_end],...],"special":[[position,token_id],...]}
+std::string provenance_json(std::int64_t step, int rank, std::int64_t row, const RowProvenance& p);
+
+// The state files of a directory (rank-00000.state, ...), in rank order; and writing them.
+std::vector<std::string> load_state_dir(const std::string& dir);
+void save_state_file(const std::string& dir, int rank, const std::string& blob);
+
+}  // namespace llmtrain::data

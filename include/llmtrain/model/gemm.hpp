@@ -1,0 +1,31 @@
+// The one matrix-multiply dispatch of llmtrain: every product in the model goes through gemm().
+//
+// Row-major, BLAS semantics: C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. On the host it
+// calls CBLAS (OpenBLAS; see blas_runtime.hpp for its kernel choice); a CUDA build of Kokkos routes it to
+// cuBLAS (src/model/cuda/). Instantiated for float and double (double backs the gradient checks).
+#pragma once
+
+#include <cstdint>
+
+namespace llmtrain::model {
+
+enum class Trans { No, Yes };
+
+template <typename T>
+void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+          const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
+
+// Work done through gemm() since the last reset: benchmarks use it for the share of time outside gemm.
+struct GemmStats {
+  double flops = 0;    // 2*m*n*k per call
+  double seconds = 0;  // wall time inside the BLAS calls
+  std::int64_t calls = 0;
+};
+GemmStats gemm_stats();
+void reset_gemm_stats(const GemmStats& value = GemmStats{});
+
+// The machine's float32 matrix-multiply peak as this process sees it (the MFU denominator): the best of
+// `repeats` square n x n x n sgemm calls through gemm(), in flop/s. Does not count towards gemm_stats().
+double measure_sgemm_peak(std::int64_t n = 1024, int repeats = 4);
+
+}  // namespace llmtrain::model

@@ -1,0 +1,54 @@
+// Parameters and gradients grouped in units: the embedding, each transformer block, and the head (final
+// norm plus the untied output matrix). Each unit is ONE contiguous flat buffer with named tensor slices.
+//
+// Why units: the FSDP layer shards and all-gathers whole units, the optimizer walks flat buffers, and
+// checkpoints write each unit's tensors by name. A unit's layout is fixed by the config alone, so every
+// rank computes the same layout without communication.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llmtrain/model/config.hpp"
+
+namespace llmtrain::model {
+
+struct TensorSlice {
+  std::string name;                  // e.g. "wq", "attn_norm"
+  std::int64_t offset = 0;           // first element within the unit's flat buffer
+  std::vector<std::int64_t> shape;   // row-major
+  bool is_norm_or_embedding = false; // AdamW skips weight decay on these unless configured otherwise
+  std::int64_t size() const {
+    std::int64_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+  }
+};
+
+// The layout of one unit (no storage): its name and tensor slices.
+struct UnitLayout {
+  std::string name;  // "embedding", "block.0", ..., "head"
+  std::vector<TensorSlice> tensors;
+  std::int64_t size() const { return tensors.empty() ? 0 : tensors.back().offset + tensors.back().size(); }
+  const TensorSlice& tensor(const std::string& tensor_name) const;
+};
+
+// Units in forward order: embedding, block.0 .. block.{n_layers-1}, head.
+// Block tensor order puts wq, wk, wv next to each other (one fused QKV gemm) and w1, w3 likewise.
+std::vector<UnitLayout> unit_layouts(const ModelConfig& config);
+
+template <typename T>
+struct ParamUnit {
+  UnitLayout layout;
+  Kokkos::View<T*> flat;
+  T* data(const std::string& tensor_name) const { return flat.data() + layout.tensor(tensor_name).offset; }
+};
+
+// One flat buffer per unit, zero-initialised (used for parameters, gradients and optimizer moments).
+template <typename T>
+std::vector<ParamUnit<T>> allocate_units(const std::vector<UnitLayout>& layouts, const std::string& label);
+
+}  // namespace llmtrain::model

@@ -1,0 +1,41 @@
+// AdamW (decoupled weight decay) over parameter units, with the same arithmetic as torch.optim.AdamW.
+//
+// Moments live in units shaped like the parameters (one flat buffer per unit), so the FSDP layer can
+// shard them with the parameters and checkpoints can write them by name. Weight decay skips norm weights
+// and embeddings unless decay_norms_and_embeddings is set.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "llmtrain/model/param_units.hpp"
+
+namespace llmtrain::optim {
+
+struct AdamWOptions {
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+  bool decay_norms_and_embeddings = false;
+};
+
+class AdamW {
+ public:
+  AdamW(const std::vector<model::UnitLayout>& layouts, const AdamWOptions& options);
+
+  // One update of every parameter from its gradient at learning rate lr.
+  void step(std::vector<model::ParamUnit<float>>& params, const std::vector<model::ParamUnit<float>>& grads,
+            double lr);
+
+  std::int64_t steps_taken() const { return steps_; }
+  std::vector<model::ParamUnit<float>>& first_moments() { return m_; }
+  std::vector<model::ParamUnit<float>>& second_moments() { return v_; }
+
+ private:
+  AdamWOptions options_;
+  std::int64_t steps_ = 0;
+  std::vector<model::ParamUnit<float>> m_, v_;
+};
+
+}  // namespace llmtrain::optim

@@ -1,0 +1,34 @@
+// Per-step training metrics: the JSON line in <run_dir>/metrics.jsonl and rank 0's progress line.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+namespace llmtrain::train {
+
+struct StepMetrics {
+  std::int64_t step = 0;          // 1-based optimizer step
+  double loss = 0;                // mean over all ranks' counted targets of this step
+  double lr = 0;
+  double grad_norm = 0;           // before clipping
+  double tokens_per_s = 0;        // all ranks together
+  double mfu = 0;                 // model flops / (step time * peak flop/s of all ranks)
+  std::int64_t tokens = 0;        // tokens of this step, all ranks
+  double data_wait_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;  // incl. all-reduce in optimizer
+  double step_s = 0;
+};
+
+// Appends JSON lines to <run_dir>/metrics.jsonl (creating run_dir); prints progress lines to stdout.
+class MetricsLog {
+ public:
+  explicit MetricsLog(const std::string& run_dir);  // empty run_dir: progress lines only
+  void write_step(const StepMetrics& m);
+  void write_eval(std::int64_t step, double loss, double perplexity, std::int64_t tokens);
+  void progress(const StepMetrics& m, std::int64_t total_steps, double elapsed_s);
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace llmtrain::train

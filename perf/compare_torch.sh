@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Side by side: llmtrain's training step and PyTorch's (CPU, float32) on the same model, batch, sequence
+# length and one thread. Usage: perf/compare_torch.sh [build-dir] [extra args, e.g. --preset tiny --seq 256]
+# Needs a Release build of train_step_bench and torch installed (pip install torch).
+set -euo pipefail
+build=${1:-build}
+shift || true
+here=$(cd "$(dirname "$0")" && pwd)
+echo "== llmtrain =="
+OMP_NUM_THREADS=1 "$build/perf/train_step_bench" "$@"
+echo "== PyTorch =="
+OMP_NUM_THREADS=1 python3 "$here/torch_train_step.py" --threads 1 "$@"

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""PyTorch CPU float32 reference for perf/train_step_bench: the same Llama-style model (preset `small`:
+dim 768, 12 layers, 12 heads, 4 KV heads, SwiGLU 2048, GPT-2 vocabulary, tied head), the same batch shape
+and thread count, one training step = forward + backward + clip + AdamW. Uses PyTorch's fast paths
+(scaled_dot_product_attention with GQA, F.rms_norm, foreach AdamW).
+
+Usage: python3 perf/torch_train_step.py [--preset small|tiny] [--seq 1024] [--rows 1] [--steps 2] [--threads 1]
+Needs torch (PyPI); nothing in the build or tests does.
+"""
+import argparse
+import math
+import time
+
+import torch
+import torch.nn.functional as F
+
+PRESETS = {
+    "tiny": dict(dim=256, n_layers=4, n_heads=4, n_kv_heads=4, ffn_hidden=688),
+    "small": dict(dim=768, n_layers=12, n_heads=12, n_kv_heads=4, ffn_hidden=2048),
+}
+VOCAB = 50257
+
+
+class Block(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, hd = c["dim"], c["dim"] // c["n_heads"]
+        self.c, self.hd = c, hd
+        self.attn_norm = torch.nn.Parameter(torch.ones(d))
+        self.wqkv = torch.nn.Linear(d, (c["n_heads"] + 2 * c["n_kv_heads"]) * hd, bias=False)
+        self.wo = torch.nn.Linear(d, d, bias=False)
+        self.ffn_norm = torch.nn.Parameter(torch.ones(d))
+        self.w13 = torch.nn.Linear(d, 2 * c["ffn_hidden"], bias=False)
+        self.w2 = torch.nn.Linear(c["ffn_hidden"], d, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, D = x.shape
+        c, hd = self.c, self.hd
+        h = F.rms_norm(x, (D,), self.attn_norm, 1e-5)
+        q, k, v = self.wqkv(h).split([c["n_heads"] * hd, c["n_kv_heads"] * hd, c["n_kv_heads"] * hd], dim=-1)
+        q = q.view(B, T, c["n_heads"], hd).transpose(1, 2)
+        k = k.view(B, T, c["n_kv_heads"], hd).transpose(1, 2)
+        v = v.view(B, T, c["n_kv_heads"], hd).transpose(1, 2)
+        q, k = rope(q, cos, sin), rope(k, cos, sin)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + self.wo(a.transpose(1, 2).reshape(B, T, D))
+        g, u = self.w13(F.rms_norm(x, (D,), self.ffn_norm, 1e-5)).chunk(2, dim=-1)
+        return x + self.w2(F.silu(g) * u)
+
+
+def rope(x, cos, sin):
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+class Model(torch.nn.Module):
+    def __init__(self, c, seq):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(VOCAB, c["dim"])
+        self.blocks = torch.nn.ModuleList(Block(c) for _ in range(c["n_layers"]))
+        self.final_norm = torch.nn.Parameter(torch.ones(c["dim"]))
+        hd = c["dim"] // c["n_heads"]
+        ang = torch.arange(seq)[:, None] * 10000.0 ** (-2.0 * torch.arange(hd // 2) / hd)[None, :]
+        self.register_buffer("cos", torch.cos(ang))
+        self.register_buffer("sin", torch.sin(ang))
+
+    def forward(self, tokens, targets):
+        x = self.embedding(tokens)
+        for block in self.blocks:
+            x = block(x, self.cos, self.sin)
+        logits = F.rms_norm(x, (x.shape[-1],), self.final_norm, 1e-5) @ self.embedding.weight.T  # tied
+        return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--preset", default="small")
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--rows", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    c = PRESETS[a.preset]
+    model = Model(c, a.seq)
+    with torch.no_grad():  # Llama-style init, as llmtrain: normal(0, 0.02) matrices, norms 1
+        for name, p in model.named_parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.02)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
+    n_params = sum(p.numel() for p in model.parameters())
+    tokens = torch.randint(0, VOCAB, (a.rows, a.seq + 1))
+    x, y = tokens[:, :-1], tokens[:, 1:]
+    n = 2048
+    m1, m2 = torch.randn(n, n), torch.randn(n, n)
+    best = min((lambda t0: (m1 @ m2, time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(3))
+    peak = 2 * n ** 3 / best
+    print(f"torch {torch.__version__}, {a.threads} thread(s), matmul peak (2048^3): {peak / 1e9:.1f} GFLOP/s")
+    print(f"model: {a.preset}, {n_params / 1e6:.1f}M parameters, rows {a.rows} x seq {a.seq}")
+    matmul_params = c["n_layers"] * (c["dim"] * (c["n_heads"] + 2 * c["n_kv_heads"]) * (c["dim"] // c["n_heads"])
+                                     + c["dim"] ** 2 + 3 * c["dim"] * c["ffn_hidden"]) + VOCAB * c["dim"]
+    flops = a.rows * a.seq * (6 * matmul_params + 6 * c["n_layers"] * c["dim"] * a.seq)
+    for s in range(a.steps + 1):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = model(x, y)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        t3 = time.perf_counter()
+        total = t3 - t0
+        print(f"{'warmup' if s == 0 else 'step'} {s}: loss {loss.item():.4f} | {total:.2f} s (fwd {t1 - t0:.2f}, "
+              f"bwd {t2 - t1:.2f}, opt {t3 - t2:.2f}) | {a.rows * a.seq / total:.0f} tokens/s | "
+              f"MFU {100 * flops / total / peak:.1f}%")
+
+
+if __name__ == "__main__":
+    main()

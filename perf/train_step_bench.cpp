@@ -1,0 +1,76 @@
+// One training step of a model preset on one core: tokens/s, MFU against the sgemm peak measured in the
+// same run, and the share of the step's time spent outside gemm.
+//
+// Usage: train_step_bench [--preset small|tiny] [--seq N] [--rows N] [--steps N] [--recompute none|blocks]
+// Runs with one BLAS thread. Re-executes itself with OPENBLAS_CORETYPE=SkylakeX where that is the fast
+// kernel set (see include/llmtrain/model/blas_runtime.hpp); set OPENBLAS_CORETYPE yourself to compare.
+#include <Kokkos_Core.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "llmtrain/model/blas_runtime.hpp"
+#include "llmtrain/model/gemm.hpp"
+#include "llmtrain/model/model.hpp"
+#include "llmtrain/optim/adamw.hpp"
+#include "llmtrain/optim/grad_clip.hpp"
+#include "presets.hpp"
+
+using namespace llmtrain;
+
+int main(int argc, char** argv) {
+  model::ensure_fast_blas_kernels(argv);
+  model::set_blas_threads(1);
+  std::string preset = "small", recompute = "none";
+  std::int64_t seq = 1024, rows = 1, steps = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--preset") preset = value;
+    else if (key == "--seq") seq = std::stoll(value);
+    else if (key == "--rows") rows = std::stoll(value);
+    else if (key == "--steps") steps = std::stoll(value);
+    else if (key == "--recompute") recompute = value;
+    else { std::fprintf(stderr, "unknown option %s\n", key.c_str()); return 2; }
+  }
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  model::ModelConfig config = perf::preset(preset);
+  config.max_seq_len = std::max(config.max_seq_len, seq);
+  const double peak = model::measure_sgemm_peak(2048, 3);
+  std::printf("blas kernels: %s, sgemm peak (2048^3, 1 thread): %.1f GFLOP/s\n", model::blas_kernel_name().c_str(),
+              peak / 1e9);
+  std::printf("model: %s, %.1fM parameters, rows %lld x seq %lld, recompute %s\n", preset.c_str(),
+              double(config.parameter_count()) / 1e6, static_cast<long long>(rows), static_cast<long long>(seq),
+              recompute.c_str());
+  {
+    model::Model<float> net(config, model::parse_recompute(recompute));
+    optim::AdamW adamw(model::unit_layouts(config), optim::AdamWOptions{});
+    data::Batch batch;
+    batch.rows = rows;
+    batch.seq_len = seq;
+    std::mt19937 rng(1);
+    std::uniform_int_distribution<std::int32_t> token(0, std::int32_t(config.vocab_size - 1));
+    for (std::int64_t i = 0; i < rows * (seq + 1); ++i) batch.tokens.push_back(token(rng));
+    for (std::int64_t s = 0; s <= steps; ++s) {  // step 0 warms up (allocations, page faults)
+      model::reset_gemm_stats();
+      const auto start = std::chrono::steady_clock::now();
+      net.zero_grads();
+      const double loss = net.forward_backward(batch, 1.0).mean();
+      const auto optimizer_start = std::chrono::steady_clock::now();
+      optim::clip_by_global_norm(net.grads(), 1.0);
+      adamw.step(net.params(), net.grads(), 1e-4);
+      const auto end = std::chrono::steady_clock::now();
+      const double total = std::chrono::duration<double>(end - start).count();
+      const double opt_s = std::chrono::duration<double>(end - optimizer_start).count();
+      const auto g = model::gemm_stats();
+      const double flops = config.train_flops(rows * seq, seq);
+      std::printf("%s %lld: loss %.4f | %.2f s (fwd %.2f, bwd %.2f, opt %.2f) | %.0f tokens/s | MFU %.1f%% | "
+                  "gemm %.1f GFLOP/s on %.2f s, outside gemm %.1f%%\n",
+                  s == 0 ? "warmup" : "step", static_cast<long long>(s), loss, total, net.last_pass_times().forward_s,
+                  net.last_pass_times().backward_s, opt_s, double(rows * seq) / total, 100.0 * flops / total / peak,
+                  g.flops / g.seconds / 1e9, g.seconds, 100.0 * (total - g.seconds) / total);
+    }
+  }
+  return 0;
+}

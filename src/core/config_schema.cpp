@@ -1,0 +1,230 @@
+// THE schema of llmtrain's configuration: every key, its type, default, range and help text.
+// Adding a key means adding one line here and the member it fills in include/llmtrain/core/config.hpp;
+// parsing, validation, `--dry-run` output and docs/config.md all follow from this table.
+#include "config_schema.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace llmtrain::schema {
+namespace {
+
+constexpr double kMaxInt = 9.0e15;  // largest integer bound we state (exact in a double)
+
+// Builds the set/get pair for a member `Section Target::*section` -> `Member Section::*member`.
+template <typename Target, typename Section, typename Member>
+FieldSpec<Target> bind_member(Section Target::*section, Member Section::*member, FieldSpec<Target> spec) {
+  spec.set = [section, member](Target& target, const Value& value) {
+    target.*section.*member = std::get<Member>(value);
+  };
+  spec.get = [section, member](const Target& target) -> Value { return target.*section.*member; };
+  return spec;
+}
+
+// The same for members of the target itself (dataset tables).
+template <typename Target, typename Member>
+FieldSpec<Target> bind_member(Member Target::*member, FieldSpec<Target> spec) {
+  spec.set = [member](Target& target, const Value& value) { target.*member = std::get<Member>(value); };
+  spec.get = [member](const Target& target) -> Value { return target.*member; };
+  return spec;
+}
+
+template <typename T>
+FieldSpec<T> integer(const char* section, const char* key, std::int64_t def, double lo, double hi,
+                     const char* help) {
+  return {section, key, Kind::Integer, def, false, lo, hi, {}, help, {}, {}};
+}
+template <typename T>
+FieldSpec<T> real(const char* section, const char* key, double def, double lo, double hi, const char* help) {
+  return {section, key, Kind::Real, def, false, lo, hi, {}, help, {}, {}};
+}
+template <typename T>
+FieldSpec<T> boolean(const char* section, const char* key, bool def, const char* help) {
+  return {section, key, Kind::Boolean, def, false, 0, 0, {}, help, {}, {}};
+}
+template <typename T>
+FieldSpec<T> text(const char* section, const char* key, Kind kind, const char* def, const char* help) {
+  return {section, key, kind, std::string(def), false, 0, 0, {}, help, {}, {}};
+}
+template <typename T>
+FieldSpec<T> required(const char* section, const char* key, Kind kind, const char* help) {
+  return {section, key, kind, std::string(), true, 0, 0, {}, help, {}, {}};
+}
+template <typename T>
+FieldSpec<T> choice(const char* section, const char* key, const char* def, std::vector<std::string> choices,
+                    const char* help) {
+  return {section, key, Kind::Choice, std::string(def), false, 0, 0, std::move(choices), help, {}, {}};
+}
+
+using C = Config;
+using F = FieldSpec<Config>;
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& sections() {
+  static const std::vector<std::pair<std::string, std::string>> list = {
+      {"model", "Shape of the Llama/Granite-style decoder."},
+      {"tokenizer", "The Hugging Face tokenizer used to tokenize raw text on the fly."},
+      {"data", "The data loader: packing, shuffling, sharding and the datasets."},
+      {"train", "Optimisation: steps, batch, AdamW, learning-rate schedule, evaluation."},
+      {"parallel", "How ranks share the work and which transport carries tensors."},
+      {"checkpoint", "Parallel HDF5 checkpoints of model, optimizer and data-loader state. No keys yet: "
+                     "checkpointing is the next milestone, and a key that did nothing would mislead."},
+      {"log", "Console, per-rank and metrics logging."},
+  };
+  return list;
+}
+
+const std::vector<std::pair<std::string, std::string>>& dataset_arrays() {
+  static const std::vector<std::pair<std::string, std::string>> list = {
+      {"data.datasets", "Training datasets, one [[data.datasets]] table each (at least one)."},
+      {"data.eval_datasets", "Held-out datasets for evaluation, one [[data.eval_datasets]] table each."},
+  };
+  return list;
+}
+
+const std::vector<FieldSpec<Config>>& config_fields() {
+  static const std::vector<F> fields = {
+      bind_member(&C::model, &ModelConfig::vocab_size, integer<C>("model", "vocab_size", 0, 0, 1 << 24,
+           "Vocabulary size; 0 takes the tokenizer's size (added tokens included).")),
+      bind_member(&C::model, &ModelConfig::d_model, integer<C>("model", "d_model", 768, 8, 65536,
+           "Width of the residual stream.")),
+      bind_member(&C::model, &ModelConfig::n_layers, integer<C>("model", "n_layers", 12, 1, 1024,
+           "Number of transformer blocks.")),
+      bind_member(&C::model, &ModelConfig::n_heads, integer<C>("model", "n_heads", 12, 1, 1024,
+           "Attention (query) heads; must divide d_model.")),
+      bind_member(&C::model, &ModelConfig::n_kv_heads, integer<C>("model", "n_kv_heads", 0, 0, 1024,
+           "Key/value heads for grouped-query attention; must divide n_heads; 0 means n_heads.")),
+      bind_member(&C::model, &ModelConfig::d_ff, integer<C>("model", "d_ff", 0, 0, 1 << 20,
+           "Hidden width of the SwiGLU MLP; 0 applies Llama's rule (8/3 d_model, rounded up to 256).")),
+      bind_member(&C::model, &ModelConfig::rope_theta, real<C>("model", "rope_theta", 10000.0, 1.0, 1e9,
+           "Base of the rotary position embedding frequencies.")),
+      bind_member(&C::model, &ModelConfig::norm_eps, real<C>("model", "norm_eps", 1e-5, 1e-12, 0.1,
+           "Epsilon of RMSNorm.")),
+      bind_member(&C::model, &ModelConfig::tie_embeddings, boolean<C>("model", "tie_embeddings", false,
+           "Share the token embedding with the output head.")),
+      bind_member(&C::model, &ModelConfig::init_std, real<C>("model", "init_std", 0.02, 0.0, 1.0,
+           "Standard deviation of the normal initialisation of weight matrices.")),
+      bind_member(&C::model, &ModelConfig::seed, integer<C>("model", "seed", 1234, 0, kMaxInt,
+           "Seed of the weight initialisation.")),
+      bind_member(&C::model, &ModelConfig::mask_documents, boolean<C>("model", "mask_documents", false,
+           "Mask attention across document boundaries inside a packed row.")),
+
+      bind_member(&C::tokenizer, &TokenizerConfig::path, required<C>("tokenizer", "path", Kind::InputPath,
+           "A tokenizer.json file, or a directory holding tokenizer.json, vocab.json + merges.txt, or "
+           "encoder.json + vocab.bpe.")),
+
+      bind_member(&C::data, &DataConfig::seq_len, integer<C>("data", "seq_len", 1024, 1, 1 << 20,
+           "Tokens per training row (each row carries seq_len + 1 tokens for the shifted targets).")),
+      bind_member(&C::data, &DataConfig::seed, integer<C>("data", "seed", 2024, 0, kMaxInt,
+           "Seed of the shuffling permutations and of the mixing.")),
+      bind_member(&C::data, &DataConfig::logical_shards, integer<C>("data", "logical_shards", 1024, 1, 1 << 24,
+           "Parts the corpus is divided into; fixed for a run's lifetime; bounds the number of ranks.")),
+      bind_member(&C::data, &DataConfig::shuffle_window, integer<C>("data", "shuffle_window", 256, 1, 1 << 20,
+           "Packed rows held per rank for the final local shuffle.")),
+      bind_member(&C::data, &DataConfig::block_bytes, integer<C>("data", "block_bytes", 1 << 20, 4096, 1 << 30,
+           "Bytes of a read block: the unit of shuffling inside a logical shard and of memory per reader.")),
+      bind_member(&C::data, &DataConfig::threads, integer<C>("data", "threads", 0, 0, 256,
+           "Background threads per rank for reading and tokenizing; 0 sizes them to the rank's cores.")),
+      bind_member(&C::data, &DataConfig::on_bad_record, choice<C>("data", "on_bad_record", "skip", {"skip", "fail"},
+           "What a malformed record (bad JSON, missing field, invalid UTF-8) does: counted and skipped, or fatal.")),
+      bind_member(&C::data, &DataConfig::max_bad_fraction, real<C>("data", "max_bad_fraction", 0.01, 0.0, 1.0,
+           "Fraction of skipped records in a file above which skipping becomes an error.")),
+      bind_member(&C::data, &DataConfig::allow_corpus_change, boolean<C>("data", "allow_corpus_change", false,
+           "On resume, accept a corpus that changed since the checkpoint (new files join at the next epoch).")),
+
+      bind_member(&C::train, &TrainConfig::steps, integer<C>("train", "steps", 1000, 1, kMaxInt,
+           "Optimizer steps to run.")),
+      bind_member(&C::train, &TrainConfig::batch_size, integer<C>("train", "batch_size", 8, 1, 1 << 20,
+           "Rows per rank per micro-batch.")),
+      bind_member(&C::train, &TrainConfig::grad_accum, integer<C>("train", "grad_accum", 1, 1, 1 << 16,
+           "Micro-batches accumulated per optimizer step.")),
+      bind_member(&C::train, &TrainConfig::lr, real<C>("train", "lr", 3e-4, 0.0, 10.0, "Peak learning rate.")),
+      bind_member(&C::train, &TrainConfig::min_lr, real<C>("train", "min_lr", 3e-5, 0.0, 10.0,
+           "Learning rate at the end of the decay; at most lr.")),
+      bind_member(&C::train, &TrainConfig::warmup_steps, integer<C>("train", "warmup_steps", 100, 0, kMaxInt,
+           "Steps of linear warm-up from 0 to lr; at most steps.")),
+      bind_member(&C::train, &TrainConfig::schedule, choice<C>("train", "schedule", "cosine",
+           {"cosine", "linear", "constant"}, "Decay after warm-up, from lr to min_lr.")),
+      bind_member(&C::train, &TrainConfig::weight_decay, real<C>("train", "weight_decay", 0.1, 0.0, 10.0,
+           "AdamW decoupled weight decay (not applied to norms and embeddings).")),
+      bind_member(&C::train, &TrainConfig::beta1, real<C>("train", "beta1", 0.9, 0.0, 0.999999, "AdamW beta1.")),
+      bind_member(&C::train, &TrainConfig::beta2, real<C>("train", "beta2", 0.95, 0.0, 0.999999, "AdamW beta2.")),
+      bind_member(&C::train, &TrainConfig::eps, real<C>("train", "eps", 1e-8, 0.0, 1.0, "AdamW epsilon.")),
+      bind_member(&C::train, &TrainConfig::grad_clip, real<C>("train", "grad_clip", 1.0, 0.0, 1e6,
+           "Clip gradients to this global L2 norm; 0 disables clipping.")),
+      bind_member(&C::train, &TrainConfig::recompute, choice<C>("train", "recompute", "none", {"none", "blocks"},
+           "Activation recomputation: keep all activations, or recompute each block in backward.")),
+      bind_member(&C::train, &TrainConfig::eval_every, integer<C>("train", "eval_every", 0, 0, kMaxInt,
+           "Evaluate on data.eval_datasets every N steps; 0 disables evaluation.")),
+      bind_member(&C::train, &TrainConfig::eval_batches, integer<C>("train", "eval_batches", 8, 1, 1 << 20,
+           "Micro-batches per rank in one evaluation.")),
+      bind_member(&C::train, &TrainConfig::run_dir, text<C>("train", "run_dir", Kind::OutputPath, "runs/default",
+           "Directory for metrics.jsonl, logs and (by default) checkpoints.")),
+
+      bind_member(&C::parallel, &ParallelConfig::backend, choice<C>("parallel", "backend", "auto",
+           {"auto", "mpi", "nccl"}, "Transport for tensor collectives; auto is nccl on GPUs, mpi otherwise.")),
+      bind_member(&C::log, &LogConfig::level, choice<C>("log", "level", "info", {"debug", "info", "warn", "error"},
+           "Least severe message printed.")),
+      bind_member(&C::log, &LogConfig::per_rank, boolean<C>("log", "per_rank", false,
+           "Also write every rank's messages to <log.dir>/rank-<r>.log (rank 0 always prints).")),
+      bind_member(&C::log, &LogConfig::dir, text<C>("log", "dir", Kind::OutputPath, "",
+           "Directory of per-rank logs; empty means run_dir.")),
+      bind_member(&C::log, &LogConfig::every_steps, integer<C>("log", "every_steps", 1, 1, kMaxInt,
+           "Print a progress line every N steps (metrics.jsonl gets every step).")),
+  };
+  return fields;
+}
+
+const std::vector<FieldSpec<DatasetConfig>>& dataset_fields() {
+  using D = DatasetConfig;
+  static const std::vector<FieldSpec<D>> fields = {
+      bind_member(&D::name, required<D>("data.datasets", "name", Kind::String,
+           "Unique name of the dataset (it keys the mixing state in checkpoints).")),
+      bind_member(&D::path, required<D>("data.datasets", "path", Kind::InputGlob,
+           "A file, a directory (walked recursively) or a glob: .jsonl, .jsonl.gz, .jsonl.zst or text files.")),
+      bind_member(&D::weight, real<D>("data.datasets", "weight", 1.0, 1e-9, 1e9,
+           "Relative share of tokens drawn from this dataset.")),
+      bind_member(&D::field, text<D>("data.datasets", "field", Kind::String, "text",
+           "JSON Lines field holding the document text.")),
+  };
+  return fields;
+}
+
+std::string kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::Integer: return "integer";
+    case Kind::Real: return "number";
+    case Kind::Boolean: return "boolean";
+    case Kind::String: return "string";
+    case Kind::Choice: return "string";
+    case Kind::InputPath: return "path";
+    case Kind::InputGlob: return "path or glob";
+    case Kind::OutputPath: return "path";
+  }
+  return "?";
+}
+
+std::string value_to_toml(const Value& value) {
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const auto* d = std::get_if<double>(&value)) {
+    // The shortest decimal that reads back as the same double, so 0.1 prints as 0.1.
+    char buffer[64];
+    for (int precision = 1; precision <= 17; ++precision) {
+      std::snprintf(buffer, sizeof buffer, "%.*g", precision, *d);
+      if (std::strtod(buffer, nullptr) == *d) break;
+    }
+    std::string out = buffer;
+    if (out.find_first_of(".eEn") == std::string::npos) out += ".0";  // stays a TOML float
+    return out;
+  }
+  std::string out = "\"";
+  for (char c : std::get<std::string>(value)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace llmtrain::schema

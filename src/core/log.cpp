@@ -1,0 +1,78 @@
+// The process-wide logger behind log_info() and friends. A mutex keeps lines whole when loader threads
+// log; the per-rank file is flushed on every warning or error so a killed job still leaves its cause.
+#include "llmtrain/core/log.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+
+namespace llmtrain {
+namespace {
+
+struct Logger {
+  std::mutex mutex;
+  int rank = 0;
+  LogLevel level = LogLevel::Info;
+  std::ofstream per_rank;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+Logger& logger() {
+  static Logger instance;
+  return instance;
+}
+
+const char* level_tag(LogLevel level) {
+  switch (level) {
+    case LogLevel::Debug: return "debug";
+    case LogLevel::Info: return "info";
+    case LogLevel::Warn: return "warning";
+    case LogLevel::Error: return "error";
+  }
+  return "";
+}
+
+}  // namespace
+
+LogLevel parse_log_level(const std::string& name) {
+  if (name == "debug") return LogLevel::Debug;
+  if (name == "info") return LogLevel::Info;
+  if (name == "warn") return LogLevel::Warn;
+  if (name == "error") return LogLevel::Error;
+  LLMTRAIN_FAIL("unknown log level \"", name, "\" (expected debug, info, warn or error)");
+}
+
+void configure_logging(int rank, LogLevel level, const std::string& per_rank_file) {
+  Logger& log = logger();
+  std::lock_guard<std::mutex> lock(log.mutex);
+  log.rank = rank;
+  log.level = level;
+  log.per_rank = std::ofstream();
+  if (!per_rank_file.empty()) {
+    log.per_rank.open(per_rank_file, std::ios::app);
+    LLMTRAIN_CHECK(log.per_rank, per_rank_file, ": cannot open the per-rank log for writing");
+  }
+}
+
+void log_message(LogLevel level, const std::string& message) {
+  Logger& log = logger();
+  std::lock_guard<std::mutex> lock(log.mutex);
+  if (level < log.level) return;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - log.start).count();
+  char prefix[64];
+  std::snprintf(prefix, sizeof prefix, "[%9.3fs r%d] ", seconds, log.rank);
+  const bool to_console = log.rank == 0 || level == LogLevel::Error;
+  if (to_console) {
+    std::FILE* stream = level >= LogLevel::Warn ? stderr : stdout;
+    std::fprintf(stream, "%s%s%s%s\n", prefix, level == LogLevel::Info ? "" : level_tag(level),
+                 level == LogLevel::Info ? "" : ": ", message.c_str());
+    std::fflush(stream);
+  }
+  if (log.per_rank.is_open()) {
+    log.per_rank << prefix << level_tag(level) << ": " << message << '\n';
+    if (level >= LogLevel::Warn) log.per_rank.flush();
+  }
+}
+
+}  // namespace llmtrain

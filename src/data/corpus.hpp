@@ -1,0 +1,41 @@
+// The corpus as the loader sees it at start-up: per dataset, the sorted list of files with their sizes and
+// modification times. Listing is the only start-up work (no file is opened), so the first batch comes
+// without any pass over the data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llmtrain/data/loader.hpp"
+
+namespace llmtrain::data {
+
+enum class FileFormat { jsonl, jsonl_gz, jsonl_zst, text };
+
+struct CorpusFile {
+  std::string path;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  FileFormat format = FileFormat::jsonl;
+  std::uint64_t start = 0;  // offset of the file's first byte in the dataset's concatenated byte space
+};
+
+struct DatasetFiles {
+  std::string name;
+  std::string field;
+  std::vector<CorpusFile> files;         // sorted by path, non-empty files only
+  std::vector<std::string> empty_files;  // listed but empty: reported as bad input
+  std::uint64_t total_bytes = 0;
+};
+
+// The format a file name implies (.jsonl, .jsonl.gz, .jsonl.zst, .txt), or false if it is not a corpus file.
+bool corpus_format(const std::string& path, FileFormat& format);
+
+// JSON Lines files can be cut at any byte; compressed and plain-text files are read whole.
+inline bool splittable(FileFormat f) { return f == FileFormat::jsonl; }
+
+// Lists a dataset: a file, a directory (recursive) or a glob pattern. Fails if nothing matches.
+DatasetFiles list_dataset(const DatasetSpec& spec);
+
+}  // namespace llmtrain::data

@@ -1,0 +1,216 @@
+// The forward path of the loader: mixing picks a dataset, its shard stream gives the next document, the
+// encoder turns it into framed tokens, the packer fills rows, the shuffle window releases them.
+#include <algorithm>
+#include <set>
+
+#include "llmtrain/core/error.hpp"
+#include "loader_impl.hpp"
+#include "permutation.hpp"
+
+namespace llmtrain::data {
+
+Loader::Impl::Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size)
+    : opt_(std::move(options)),
+      encoder_(std::move(encoder)),
+      rank_(rank),
+      world_size_(world_size),
+      packer_(opt_.seq_len + 1, opt_.bos_id, opt_.eos_id) {
+  LLMTRAIN_CHECK(encoder_ != nullptr, "data loader: no encoder");
+  LLMTRAIN_CHECK(opt_.seq_len >= 1, "data.seq_len must be >= 1, got ", opt_.seq_len);
+  LLMTRAIN_CHECK(opt_.logical_shards >= 1 && opt_.logical_shards <= INT32_MAX,
+                 "data.logical_shards must be in [1, 2^31), got ", opt_.logical_shards);
+  LLMTRAIN_CHECK(world_size >= 1 && world_size <= opt_.logical_shards, "world size ", world_size,
+                 " must be in [1, data.logical_shards = ", opt_.logical_shards, "]");
+  LLMTRAIN_CHECK(rank >= 0 && rank < world_size, "rank ", rank, " out of range for world size ", world_size);
+  LLMTRAIN_CHECK(opt_.shuffle_window >= 1, "data.shuffle_window must be >= 1, got ", opt_.shuffle_window);
+  LLMTRAIN_CHECK(opt_.batch_rows >= 1, "batch rows must be >= 1, got ", opt_.batch_rows);
+  LLMTRAIN_CHECK(opt_.block_bytes >= 1, "data.block_bytes must be >= 1, got ", opt_.block_bytes);
+  LLMTRAIN_CHECK(opt_.max_bad_fraction >= 0 && opt_.max_bad_fraction <= 1,
+                 "data.max_bad_fraction must be in [0, 1], got ", opt_.max_bad_fraction);
+  LLMTRAIN_CHECK(!opt_.datasets.empty(), "data: no dataset configured");
+  std::set<std::string> names;
+  double total_weight = 0;
+  for (const DatasetSpec& d : opt_.datasets) {
+    LLMTRAIN_CHECK(names.insert(d.name).second, "data.datasets: duplicate name '", d.name, "'");
+    LLMTRAIN_CHECK(d.weight >= 0, "dataset '", d.name, "': weight must be >= 0, got ", d.weight);
+    total_weight += d.weight;
+  }
+  LLMTRAIN_CHECK(total_weight > 0, "data.datasets: the weights sum to 0");
+  files_.reserve(opt_.datasets.size());
+  for (std::size_t i = 0; i < opt_.datasets.size(); ++i) {
+    files_.push_back(list_dataset(opt_.datasets[i]));
+    for (const std::string& path : files_.back().empty_files) {
+      LLMTRAIN_CHECK(opt_.on_bad_record == BadRecordPolicy::skip, path,
+                     ": empty file; set on_bad_record = \"skip\" to skip it");
+      if (rank_ == 0) ++bad_by_file_[path];
+    }
+    streams_.push_back(std::make_unique<ShardStream>(files_.back(), static_cast<std::uint32_t>(i), opt_.seed,
+                                                     opt_.logical_shards, opt_.block_bytes, rank, world_size));
+  }
+  tokens_since_weights_.assign(opt_.datasets.size(), 0);
+  empty_.assign(opt_.datasets.size(), false);
+}
+
+void Loader::Impl::frame(std::string_view text, std::vector<TokenId>& framed) const {
+  if (opt_.bos_id) framed.push_back(*opt_.bos_id);
+  encoder_->encode(text, framed);
+  if (opt_.eos_id) framed.push_back(*opt_.eos_id);
+}
+
+// Dynamic mixing: the dataset furthest below its target share of the tokens drawn since the weights last
+// changed (absolute deficit weight / total weight * drawn - drawn from it; ties go to the first dataset).
+// Datasets with no document on this rank are skipped but keep their place in the normalisation, so the
+// choice does not depend on when the rank found out that they are empty (a resumed run finds out again).
+bool Loader::Impl::draw(DocRef& doc, std::vector<TokenId>& framed) {
+  BadRecordPolicyState bad{opt_.on_bad_record, opt_.max_bad_fraction, &bad_by_file_};
+  double weight_sum = 0, drawn = 0;
+  for (std::size_t d = 0; d < streams_.size(); ++d) {
+    weight_sum += opt_.datasets[d].weight;
+    drawn += static_cast<double>(tokens_since_weights_[d]);
+  }
+  for (;;) {
+    std::size_t best = streams_.size();
+    double best_deficit = 0;
+    for (std::size_t d = 0; d < streams_.size(); ++d) {
+      if (empty_[d] || opt_.datasets[d].weight <= 0) continue;
+      double deficit = opt_.datasets[d].weight / weight_sum * drawn - static_cast<double>(tokens_since_weights_[d]);
+      if (best == streams_.size() || deficit > best_deficit) {
+        best = d;
+        best_deficit = deficit;
+      }
+    }
+    if (best == streams_.size()) return false;
+    auto next = streams_[best]->next(extractor_, bad);
+    if (!next) {
+      empty_[best] = true;
+      continue;
+    }
+    doc = next->ref;
+    frame(next->text, framed);
+    tokens_since_weights_[best] += framed.size();
+    return true;
+  }
+}
+
+void Loader::Impl::load(const DocRef& doc, std::vector<TokenId>& framed) {
+  const CorpusFile& file = files_[doc.dataset].files[doc.file];
+  std::string raw = read_record(file, doc.byte_offset);
+  std::string_view text;
+  std::string why;
+  LLMTRAIN_CHECK(extractor_.extract(file.format, raw, files_[doc.dataset].field, text, why), file.path, ": byte ",
+                 doc.byte_offset, ": a record of the saved state became unreadable (", why, ")");
+  frame(text, framed);
+}
+
+PackedRow Loader::Impl::next_row() {
+  DrawDocument draw = [this](DocRef& doc, std::vector<TokenId>& framed) {
+    LLMTRAIN_CHECK(this->draw(doc, framed), "data loader: rank ", rank_, " of ", world_size_,
+                   " owns no readable document in any dataset (corpus too small for data.logical_shards = ",
+                   opt_.logical_shards, "?)");
+    return true;
+  };
+  LoadDocument load = [this](const DocRef& doc, std::vector<TokenId>& framed) { this->load(doc, framed); };
+  while (static_cast<std::int64_t>(window_.size()) < opt_.shuffle_window) window_.push_back(packer_.pack(draw, load));
+  std::uint64_t pick = hash_values({opt_.seed, 0x77696e646f77ULL, static_cast<std::uint64_t>(rank_), window_counter_++});
+  std::size_t j = pick % window_.size();
+  PackedRow row = std::move(window_[j]);
+  window_[j] = std::move(window_.back());
+  window_.pop_back();
+  return row;
+}
+
+RowProvenance Loader::Impl::describe_row(const PackedRow& row) const {
+  RowProvenance p;
+  p.special = row.special;
+  for (std::size_t i = 0; i < row.spans.size(); ++i) {
+    const DocRef& doc = row.spans[i].doc;
+    p.spans.push_back({opt_.datasets[doc.dataset].name, files_[doc.dataset].files[doc.file].path, doc.byte_offset,
+                       doc.epoch, row.text[i].first, row.text[i].second});
+  }
+  return p;
+}
+
+Batch Loader::Impl::next() {
+  started_ = true;
+  Batch batch;
+  batch.rows = opt_.batch_rows;
+  batch.seq_len = opt_.seq_len;
+  batch.tokens.reserve(static_cast<std::size_t>(batch.rows * batch.row_width()));
+  batch.doc_index.reserve(batch.tokens.capacity());
+  provenance.clear();
+  for (std::int64_t r = 0; r < batch.rows; ++r) {
+    PackedRow row = next_row();
+    batch.tokens.insert(batch.tokens.end(), row.tokens.begin(), row.tokens.end());
+    batch.doc_index.insert(batch.doc_index.end(), row.doc_index.begin(), row.doc_index.end());
+    provenance.push_back(describe_row(row));
+  }
+  return batch;
+}
+
+SavedState Loader::Impl::save() const {
+  SavedState s;
+  s.rank = static_cast<std::uint32_t>(rank_);
+  s.world_size = static_cast<std::uint32_t>(world_size_);
+  s.seq_len = static_cast<std::uint64_t>(opt_.seq_len);
+  s.seed = opt_.seed;
+  s.logical_shards = static_cast<std::uint64_t>(opt_.logical_shards);
+  s.shuffle_window = static_cast<std::uint64_t>(opt_.shuffle_window);
+  s.block_bytes = static_cast<std::uint64_t>(opt_.block_bytes);
+  s.encoder_fingerprint = encoder_->fingerprint();
+  s.bos = opt_.bos_id ? *opt_.bos_id : -1;
+  s.eos = opt_.eos_id ? *opt_.eos_id : -1;
+  s.window_counter = window_counter_;
+  for (std::size_t d = 0; d < streams_.size(); ++d) {
+    const ShardStream& stream = *streams_[d];
+    SavedDataset sd;
+    sd.name = opt_.datasets[d].name;
+    sd.weight = opt_.datasets[d].weight;
+    sd.file_count = files_[d].files.size();
+    sd.total_bytes = files_[d].total_bytes;
+    sd.tokens_since_weights = tokens_since_weights_[d];
+    sd.draw_counter = stream.draw_counter;
+    sd.records_read = stream.records_read;
+    sd.bad_records = stream.bad_records;
+    sd.cursors = stream.cursors();
+    for (const ShardCursor& c : sd.cursors)
+      sd.fingerprints.push_back(shard_fingerprint(files_[d], s.logical_shards, c.shard));
+    s.datasets.push_back(std::move(sd));
+  }
+  for (const PackedRow& row : window_) s.window.push_back(row.spans);
+  s.queue.assign(packer_.queue.begin(), packer_.queue.end());
+  return s;
+}
+
+LoaderStats Loader::Impl::stats() const {
+  LoaderStats st;
+  for (std::size_t d = 0; d < streams_.size(); ++d) {
+    DatasetStats ds;
+    ds.name = opt_.datasets[d].name;
+    ds.epoch = empty_[d] ? UINT32_MAX : streams_[d]->min_epoch();
+    ds.records_read = streams_[d]->records_read;
+    ds.bad_records = streams_[d]->bad_records;
+    ds.tokens_drawn = tokens_since_weights_[d];
+    st.datasets.push_back(ds);
+  }
+  auto lower = [&](const Span& span) {
+    std::uint32_t& e = st.datasets[span.doc.dataset].epoch;
+    e = std::min(e, span.doc.epoch);
+  };
+  for (const PackedRow& row : window_)
+    for (const Span& span : row.spans) lower(span);
+  for (const Span& span : packer_.queue) lower(span);
+  st.bad_records_by_file = bad_by_file_;
+  st.dropped_spans = dropped_spans_;
+  return st;
+}
+
+Loader::Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(encoder), rank, world_size)) {}
+Loader::~Loader() = default;
+Batch Loader::next() { return impl_->next(); }
+const std::vector<RowProvenance>& Loader::last_provenance() const { return impl_->provenance; }
+std::string Loader::state() const { return encode_state(impl_->save()); }
+void Loader::restore(const std::vector<std::string>& saved_states) { impl_->restore(saved_states); }
+LoaderStats Loader::stats() const { return impl_->stats(); }
+
+}  // namespace llmtrain::data

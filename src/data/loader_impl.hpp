@@ -1,0 +1,57 @@
+// The inside of data::Loader, shared by loader.cpp (reading, mixing, packing, shuffling: the forward path) and
+// restore.cpp (resuming and rescaling from saved states).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "corpus.hpp"
+#include "llmtrain/data/loader.hpp"
+#include "packer.hpp"
+#include "records.hpp"
+#include "shard_stream.hpp"
+#include "state.hpp"
+
+namespace llmtrain::data {
+
+class Loader::Impl {
+ public:
+  Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size);
+
+  Batch next();
+  SavedState save() const;
+  void restore(const std::vector<std::string>& blobs);
+  LoaderStats stats() const;
+
+  std::vector<RowProvenance> provenance;  // of the last batch
+
+ private:
+  PackedRow next_row();
+  bool draw(DocRef& doc, std::vector<TokenId>& framed);         // mixing: next document of this rank
+  void load(const DocRef& doc, std::vector<TokenId>& framed);   // re-encode a known document
+  void frame(std::string_view text, std::vector<TokenId>& framed) const;
+  RowProvenance describe_row(const PackedRow& row) const;
+  // restore.cpp
+  void restore_exact(const SavedState& own, const std::vector<int>& dataset_map);
+  void restore_spans(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
+                     const std::vector<bool>& drop);
+  void check_drift(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
+                   std::vector<bool>& drifted) const;
+
+  LoaderOptions opt_;
+  std::shared_ptr<const DocumentEncoder> encoder_;
+  int rank_, world_size_;
+  std::vector<DatasetFiles> files_;  // one per dataset, in options order
+  std::vector<std::unique_ptr<ShardStream>> streams_;
+  std::vector<std::uint64_t> tokens_since_weights_;  // mixing counters
+  std::vector<bool> empty_;                          // datasets with no document on this rank
+  Packer packer_;
+  std::vector<PackedRow> window_;
+  std::uint64_t window_counter_ = 0;
+  TextExtractor extractor_;
+  std::map<std::string, std::uint64_t> bad_by_file_;
+  std::uint64_t dropped_spans_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace llmtrain::data

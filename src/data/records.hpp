@@ -1,0 +1,51 @@
+// Reading: a block of a shard -> its bytes in memory and the records that start in it; a record -> its text.
+//
+// Records of JSON Lines are lines: a record starts at byte 0 or right after a '\n' and ends before the next
+// '\n' (a trailing '\r' is dropped; blank lines are not records). A .txt file is one record, its whole content.
+// Compressed files are decompressed whole: their byte offsets are offsets in the decompressed stream.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corpus.hpp"
+#include "shards.hpp"
+
+namespace llmtrain::data {
+
+struct LoadedBlock {
+  struct Record {
+    std::uint64_t begin, end;  // into data
+  };
+  std::string data;
+  std::uint64_t data_offset = 0;  // file offset of data[0]
+  std::vector<Record> records;
+  std::string error;  // set when the file could not be read whole (unreadable, truncated stream)
+};
+
+// Reads a block and finds its records. Never throws for bad input: problems land in `error`, and the records
+// that could be read are kept.
+LoadedBlock read_block(const CorpusFile& file, const ShardBlock& block);
+
+// The raw bytes of the one record starting at `byte_offset`. Throws if it cannot be read.
+std::string read_record(const CorpusFile& file, std::uint64_t byte_offset);
+
+// Turns a raw record into document text: the string `field` of a JSON object, or the file's text, checked
+// to be valid UTF-8. One extractor per thread (it owns a parser).
+class TextExtractor {
+ public:
+  TextExtractor();
+  ~TextExtractor();
+  // False for a bad record, with the reason in `why`. `text` stays valid until the next call.
+  bool extract(FileFormat format, std::string_view raw, const std::string& field, std::string_view& text,
+               std::string& why);
+
+ private:
+  struct Parser;
+  std::unique_ptr<Parser> parser_;
+};
+
+}  // namespace llmtrain::data

@@ -1,0 +1,181 @@
+// Shuffled reading of a rank's logical shards (see shard_stream.hpp).
+#include "shard_stream.hpp"
+
+#include <algorithm>
+
+#include "llmtrain/core/error.hpp"
+
+namespace llmtrain::data {
+
+ShardStream::ShardStream(const DatasetFiles& files, std::uint32_t dataset_index, std::uint64_t seed,
+                         std::uint64_t logical_shards, std::uint64_t block_bytes, int rank, int world_size)
+    : files_(files),
+      index_(dataset_index),
+      seed_(seed),
+      name_hash_(hash_bytes(files.name.data(), files.name.size())),
+      logical_shards_(logical_shards),
+      block_bytes_(block_bytes),
+      rank_(rank) {
+  for (std::uint64_t s = static_cast<std::uint64_t>(rank); s < logical_shards;
+       s += static_cast<std::uint64_t>(world_size)) {
+    Shard shard;
+    shard.cursor.shard = static_cast<std::uint32_t>(s);
+    shards_.push_back(std::move(shard));
+  }
+}
+
+std::uint64_t ShardStream::key(std::uint32_t epoch, std::uint32_t shard) const {
+  return hash_values({seed_, name_hash_, epoch, shard});
+}
+
+std::vector<ShardCursor> ShardStream::cursors() const {
+  std::vector<ShardCursor> out;
+  for (const Shard& s : shards_) out.push_back(s.cursor);
+  return out;
+}
+
+void ShardStream::set_cursor(const ShardCursor& cursor) {
+  for (Shard& s : shards_) {
+    if (s.cursor.shard != cursor.shard) continue;
+    s.cursor = cursor;
+    s.block_open = false;
+    s.done_known = false;
+    return;
+  }
+  LLMTRAIN_FAIL("dataset '", files_.name, "': rank ", rank_, " does not own logical shard ", cursor.shard);
+}
+
+std::uint32_t ShardStream::min_epoch() const {
+  std::uint32_t e = UINT32_MAX;
+  for (const Shard& s : shards_) e = std::min(e, s.cursor.epoch);
+  return e;
+}
+
+void ShardStream::count_bad(const std::string& file, std::uint64_t offset, const std::string& why,
+                            const BadRecordPolicyState& bad) {
+  ++bad_records;
+  LLMTRAIN_CHECK(bad.policy == BadRecordPolicy::skip, file, ": byte ", offset, ": bad record (", why,
+                 "); set on_bad_record = \"skip\" to skip such records");
+  if (bad.by_file) ++(*bad.by_file)[file];
+  LLMTRAIN_CHECK(records_read < 100 || bad_records <= bad.max_fraction * static_cast<double>(records_read),
+                 "dataset '", files_.name, "': ", bad_records, " bad records out of ", records_read,
+                 " read exceeds max_bad_fraction = ", bad.max_fraction, " (last: ", file, ": byte ", offset, ": ",
+                 why, ")");
+}
+
+bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
+  ShardCursor& c = shard.cursor;
+  if (!shard.blocks_listed) {
+    shard.blocks = shard_blocks(files_, logical_shards_, c.shard, block_bytes_);
+    shard.blocks_listed = true;
+    for (const ShardBlock& b : shard.blocks) shard.total_bytes += b.end - b.begin;
+  }
+  KeyedPermutation block_order(shard.blocks.size(), key(c.epoch, c.shard));
+  if (!shard.done_known) {
+    shard.done_bytes = 0;
+    for (std::uint64_t i = 0; i < c.block_pos && i < shard.blocks.size(); ++i) {
+      const ShardBlock& b = shard.blocks[block_order(i)];
+      shard.done_bytes += b.end - b.begin;
+    }
+    shard.done_known = true;
+  }
+  while (c.block_pos < shard.blocks.size()) {
+    if (!shard.block_open) {
+      shard.block_index = block_order(c.block_pos);
+      const ShardBlock& range = shard.blocks[shard.block_index];
+      shard.block = read_block(files_.files[range.file], range);
+      shard.block_open = true;
+      if (!shard.block.error.empty() && c.doc_pos == 0) {
+        ++records_read;
+        count_bad(files_.files[range.file].path, range.begin, shard.block.error, bad);
+      }
+    }
+    if (c.doc_pos < shard.block.records.size()) return true;
+    const ShardBlock& range = shard.blocks[shard.block_index];
+    shard.done_bytes += range.end - range.begin;
+    ++c.block_pos;
+    c.doc_pos = 0;
+    shard.block_open = false;
+    shard.block = LoadedBlock{};
+  }
+  return false;
+}
+
+double ShardStream::weight(Shard& shard, const BadRecordPolicyState& bad) {
+  if (!open_current(shard, bad)) return 0;
+  const ShardBlock& range = shard.blocks[shard.block_index];
+  const double docs = static_cast<double>(shard.block.records.size());
+  const double size = static_cast<double>(range.end - range.begin);
+  const double later = static_cast<double>(shard.total_bytes - shard.done_bytes) - size;
+  return docs - static_cast<double>(shard.cursor.doc_pos) + docs / size * later;
+}
+
+void ShardStream::next_epoch(Shard& shard) {
+  shard.cursor = ShardCursor{shard.cursor.shard, shard.cursor.epoch + 1, 0, 0};
+  shard.done_bytes = 0;
+  shard.done_known = true;
+  shard.block_open = false;
+  shard.block = LoadedBlock{};
+}
+
+bool ShardStream::advance(Shard& shard, TextExtractor& extractor, const BadRecordPolicyState& bad, Drawn& out) {
+  ShardCursor& c = shard.cursor;
+  while (open_current(shard, bad)) {
+    const ShardBlock& range = shard.blocks[shard.block_index];
+    const CorpusFile& file = files_.files[range.file];
+    const LoadedBlock& block = shard.block;
+    KeyedPermutation doc_order(block.records.size(), hash_values({key(c.epoch, c.shard), shard.block_index}));
+    const LoadedBlock::Record& r = block.records[doc_order(c.doc_pos++)];
+    const std::uint64_t offset = block.data_offset + r.begin;
+    std::string why;
+    ++records_read;
+    std::string_view raw(block.data.data() + r.begin, r.end - r.begin);
+    if (extractor.extract(file.format, raw, files_.field, out.text, why)) {
+      out.ref = DocRef{index_, range.file, offset, c.epoch};
+      return true;
+    }
+    count_bad(file.path, offset, why, bad);
+  }
+  return false;
+}
+
+std::optional<ShardStream::Drawn> ShardStream::next(TextExtractor& extractor, const BadRecordPolicyState& bad) {
+  // Bound on epoch changes without a document: beyond it every owned shard went through a whole epoch empty.
+  std::size_t fruitless = 0;
+  while (fruitless <= 2 * shards_.size() + 2) {
+    std::uint32_t epoch = min_epoch();
+    std::vector<std::pair<std::size_t, double>> active;  // (shard, weight)
+    double total = 0;
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+      if (shards_[i].cursor.epoch != epoch) continue;
+      double w = weight(shards_[i], bad);
+      active.emplace_back(i, w);
+      total += w;
+    }
+    if (total <= 0) {  // every shard of the lowest epoch is finished
+      for (const auto& a : active) next_epoch(shards_[a.first]);
+      ++fruitless;
+      continue;
+    }
+    std::uint64_t h = hash_values({seed_, name_hash_, static_cast<std::uint64_t>(rank_), draw_counter});
+    double point = static_cast<double>(h >> 11) * 0x1.0p-53 * total;
+    std::size_t pick = active.size();
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      if (active[i].second <= 0) continue;
+      pick = i;
+      if (point < active[i].second) break;
+      point -= active[i].second;
+    }
+    Shard& shard = shards_[active[pick].first];
+    Drawn drawn;
+    if (advance(shard, extractor, bad, drawn)) {
+      ++draw_counter;
+      return drawn;
+    }
+    next_epoch(shard);
+    ++fruitless;
+  }
+  return std::nullopt;
+}
+
+}  // namespace llmtrain::data

@@ -1,0 +1,244 @@
+// Binary encoding of the loader state (see state.hpp).
+#include "state.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/data/loader.hpp"
+#include "permutation.hpp"
+
+namespace llmtrain::data {
+namespace {
+
+constexpr char kMagic[8] = {'L', 'L', 'M', 'T', 'D', 'A', 'T', 'A'};
+
+std::uint32_t tag(const char (&name)[5]) {
+  std::uint32_t t;
+  std::memcpy(&t, name, 4);
+  return t;
+}
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void put_string(const std::string& s) {
+    put<std::uint64_t>(s.size());
+    out += s;
+  }
+  void put_span(const Span& s) {
+    put(s.doc.dataset);
+    put(s.doc.file);
+    put(s.doc.byte_offset);
+    put(s.doc.epoch);
+    put(s.begin);
+    put(s.end);
+  }
+  // Appends `body` as a section.
+  void section(const char (&name)[5], const Writer& body) {
+    put(tag(name));
+    put<std::uint64_t>(body.out.size());
+    out += body.out;
+  }
+  std::string out;
+};
+
+class Reader {
+ public:
+  Reader(const char* p, std::size_t n) : p_(p), n_(n) {}
+  template <typename T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, p_ + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string get_string() {
+    std::uint64_t n = get<std::uint64_t>();
+    need(n);
+    std::string s(p_ + pos_, n);
+    pos_ += n;
+    return s;
+  }
+  Span get_span() {
+    Span s;
+    s.doc.dataset = get<std::uint32_t>();
+    s.doc.file = get<std::uint32_t>();
+    s.doc.byte_offset = get<std::uint64_t>();
+    s.doc.epoch = get<std::uint32_t>();
+    s.begin = get<std::uint32_t>();
+    s.end = get<std::uint32_t>();
+    return s;
+  }
+  // A count of items of at least `item_bytes` each, checked against what is left (no huge allocations).
+  std::uint64_t get_count(std::size_t item_bytes) {
+    std::uint64_t n = get<std::uint64_t>();
+    LLMTRAIN_CHECK(n <= (n_ - pos_) / item_bytes, "data loader state: count ", n, " exceeds the blob");
+    return n;
+  }
+  Reader sub(std::uint64_t n) {
+    need(n);
+    Reader r(p_ + pos_, n);
+    pos_ += n;
+    return r;
+  }
+  bool done() const { return pos_ == n_; }
+
+ private:
+  void need(std::uint64_t n) const {
+    LLMTRAIN_CHECK(n <= n_ - pos_, "data loader state is truncated or malformed (at byte ", pos_, ")");
+  }
+  const char* p_;
+  std::size_t n_, pos_ = 0;
+};
+
+constexpr std::size_t kSpanBytes = 28;
+
+}  // namespace
+
+std::string encode_state(const SavedState& s) {
+  Writer out;
+  out.out.append(kMagic, sizeof kMagic);
+  out.put(kStateVersion);
+  Writer head;
+  for (std::uint64_t v : {std::uint64_t{s.rank}, std::uint64_t{s.world_size}, s.seq_len, s.seed, s.logical_shards,
+                          s.shuffle_window, s.block_bytes, s.encoder_fingerprint, s.window_counter})
+    head.put(v);
+  head.put(s.bos);
+  head.put(s.eos);
+  out.section("HEAD", head);
+  for (const SavedDataset& d : s.datasets) {
+    Writer w;
+    w.put_string(d.name);
+    w.put(d.weight);
+    for (std::uint64_t v : {d.file_count, d.total_bytes, d.tokens_since_weights, d.draw_counter, d.records_read,
+                            d.bad_records})
+      w.put(v);
+    w.put<std::uint64_t>(d.cursors.size());
+    for (std::size_t i = 0; i < d.cursors.size(); ++i) {
+      w.put(d.cursors[i].shard);
+      w.put(d.cursors[i].epoch);
+      w.put(d.cursors[i].block_pos);
+      w.put(d.cursors[i].doc_pos);
+      w.put(d.fingerprints[i]);
+    }
+    out.section("DSET", w);
+  }
+  Writer rows;
+  rows.put<std::uint64_t>(s.window.size());
+  for (const auto& row : s.window) {
+    rows.put<std::uint64_t>(row.size());
+    for (const Span& span : row) rows.put_span(span);
+  }
+  out.section("ROWS", rows);
+  Writer queue;
+  queue.put<std::uint64_t>(s.queue.size());
+  for (const Span& span : s.queue) queue.put_span(span);
+  out.section("QUEU", queue);
+  out.put(hash_bytes(out.out.data(), out.out.size()));
+  return out.out;
+}
+
+SavedState decode_state(const std::string& blob) {
+  LLMTRAIN_CHECK(blob.size() >= sizeof kMagic + 12 && std::memcmp(blob.data(), kMagic, sizeof kMagic) == 0,
+                 "not a data loader state (bad magic)");
+  std::size_t body = blob.size() - 8;
+  std::uint64_t stored;
+  std::memcpy(&stored, blob.data() + body, 8);
+  LLMTRAIN_CHECK(stored == hash_bytes(blob.data(), body), "data loader state is corrupt (checksum mismatch)");
+  Reader in(blob.data() + sizeof kMagic, body - sizeof kMagic);
+  std::uint32_t version = in.get<std::uint32_t>();
+  LLMTRAIN_CHECK(version == kStateVersion, "data loader state has format version ", version, ", this build reads ",
+                 kStateVersion);
+  SavedState s;
+  while (!in.done()) {
+    std::uint32_t t = in.get<std::uint32_t>();
+    Reader r = in.sub(in.get<std::uint64_t>());
+    if (t == tag("HEAD")) {
+      s.rank = static_cast<std::uint32_t>(r.get<std::uint64_t>());
+      s.world_size = static_cast<std::uint32_t>(r.get<std::uint64_t>());
+      s.seq_len = r.get<std::uint64_t>();
+      s.seed = r.get<std::uint64_t>();
+      s.logical_shards = r.get<std::uint64_t>();
+      s.shuffle_window = r.get<std::uint64_t>();
+      s.block_bytes = r.get<std::uint64_t>();
+      s.encoder_fingerprint = r.get<std::uint64_t>();
+      s.window_counter = r.get<std::uint64_t>();
+      s.bos = r.get<std::int64_t>();
+      s.eos = r.get<std::int64_t>();
+    } else if (t == tag("DSET")) {
+      SavedDataset d;
+      d.name = r.get_string();
+      d.weight = r.get<double>();
+      d.file_count = r.get<std::uint64_t>();
+      d.total_bytes = r.get<std::uint64_t>();
+      d.tokens_since_weights = r.get<std::uint64_t>();
+      d.draw_counter = r.get<std::uint64_t>();
+      d.records_read = r.get<std::uint64_t>();
+      d.bad_records = r.get<std::uint64_t>();
+      std::uint64_t n = r.get_count(32);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ShardCursor c;
+        c.shard = r.get<std::uint32_t>();
+        c.epoch = r.get<std::uint32_t>();
+        c.block_pos = r.get<std::uint64_t>();
+        c.doc_pos = r.get<std::uint64_t>();
+        d.cursors.push_back(c);
+        d.fingerprints.push_back(r.get<std::uint64_t>());
+      }
+      s.datasets.push_back(std::move(d));
+    } else if (t == tag("ROWS")) {
+      std::uint64_t rows = r.get_count(8);
+      for (std::uint64_t i = 0; i < rows; ++i) {
+        std::vector<Span> row(r.get_count(kSpanBytes));
+        for (Span& span : row) span = r.get_span();
+        s.window.push_back(std::move(row));
+      }
+    } else if (t == tag("QUEU")) {
+      std::uint64_t n = r.get_count(kSpanBytes);
+      for (std::uint64_t i = 0; i < n; ++i) s.queue.push_back(r.get_span());
+    }
+  }
+  auto check_span = [&](const Span& span) {
+    LLMTRAIN_CHECK(span.doc.dataset < s.datasets.size() && span.begin <= span.end,
+                   "data loader state holds a malformed span");
+  };
+  for (const auto& row : s.window)
+    for (const Span& span : row) check_span(span);
+  for (const Span& span : s.queue) check_span(span);
+  return s;
+}
+
+std::string describe(const SavedState& s) {
+  std::ostringstream out;
+  out << "data loader state v" << kStateVersion << ": rank " << s.rank << " of " << s.world_size
+      << ", seq_len " << s.seq_len << ", seed " << s.seed << ", logical_shards " << s.logical_shards
+      << ", shuffle_window " << s.shuffle_window << ", block_bytes " << s.block_bytes << ", encoder "
+      << std::hex << s.encoder_fingerprint << std::dec << ", bos " << s.bos << ", eos " << s.eos
+      << ", rows emitted " << s.window_counter << "\n";
+  for (const SavedDataset& d : s.datasets) {
+    std::uint32_t min_epoch = UINT32_MAX, max_epoch = 0;
+    for (const ShardCursor& c : d.cursors) {
+      min_epoch = std::min(min_epoch, c.epoch);
+      max_epoch = std::max(max_epoch, c.epoch);
+    }
+    out << "dataset '" << d.name << "': weight " << d.weight << ", " << d.file_count << " files, " << d.total_bytes
+        << " bytes, " << d.cursors.size() << " shards at epochs " << min_epoch << ".." << max_epoch << ", "
+        << d.tokens_since_weights << " tokens since the weights changed, " << d.records_read << " records read ("
+        << d.bad_records << " bad)\n";
+  }
+  std::size_t spans = 0;
+  for (const auto& row : s.window) spans += row.size();
+  out << "shuffle window: " << s.window.size() << " rows (" << spans << " spans); queue: " << s.queue.size()
+      << " spans\n";
+  return out.str();
+}
+
+std::string describe_state(const std::string& blob) { return describe(decode_state(blob)); }
+
+}  // namespace llmtrain::data

@@ -1,0 +1,49 @@
+// The saved state of one rank's loader, and its binary encoding.
+//
+// Layout (little-endian): magic "LLMTDATA", u32 format version, then tagged sections (u32 tag, u64 byte
+// length, payload) so a reader can skip sections it does not know, and a final u64 hash of everything before
+// it. Sections: HEAD (run options), DSET (one per dataset: name, weight, mixing counter, shard cursors and
+// fingerprints), ROWS (the shuffle window, as spans), QUEU (pieces waiting to be packed). Nothing in it scales
+// with the corpus: its size is set by logical_shards / world_size, the datasets, and the window.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "packer.hpp"
+#include "shard_stream.hpp"
+
+namespace llmtrain::data {
+
+struct SavedDataset {
+  std::string name;
+  double weight = 0;
+  std::uint64_t file_count = 0;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t tokens_since_weights = 0;  // mixing counter since the weights last changed
+  std::uint64_t draw_counter = 0;
+  std::uint64_t records_read = 0;
+  std::uint64_t bad_records = 0;
+  std::vector<ShardCursor> cursors;         // owned shards
+  std::vector<std::uint64_t> fingerprints;  // shard_fingerprint of each, same order
+};
+
+struct SavedState {
+  std::uint32_t rank = 0, world_size = 1;
+  std::uint64_t seq_len = 0, seed = 0, logical_shards = 0, shuffle_window = 0, block_bytes = 0;
+  std::uint64_t encoder_fingerprint = 0;
+  std::int64_t bos = -1, eos = -1;  // -1: none
+  std::uint64_t window_counter = 0;
+  std::vector<SavedDataset> datasets;
+  std::vector<std::vector<Span>> window;  // spans' dataset indices refer to `datasets`
+  std::vector<Span> queue;
+};
+
+constexpr std::uint32_t kStateVersion = 1;
+
+std::string encode_state(const SavedState& state);
+SavedState decode_state(const std::string& blob);  // throws llmtrain::Error on a malformed blob
+std::string describe(const SavedState& state);
+
+}  // namespace llmtrain::data

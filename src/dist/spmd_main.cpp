@@ -1,0 +1,64 @@
+// run_spmd() and agree(): see include/llmtrain/dist/spmd_main.hpp for the error-path contract.
+#include "llmtrain/dist/spmd_main.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llmtrain/core/error.hpp"
+
+namespace llmtrain::dist {
+namespace {
+
+// Thrown on every rank by agree(); run_spmd prints it once (on the rank that failed first).
+class JobWideError : public Error {
+ public:
+  JobWideError(const std::string& message, bool print_here) : Error(message, __FILE__, __LINE__), print_here(print_here) {}
+  bool print_here;
+};
+
+}  // namespace
+
+void agree(const Runtime& runtime, const std::function<void()>& step) {
+  std::string message;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  const int mine = message.empty() ? runtime.size() : runtime.rank();
+  int first_failure = runtime.size();
+  LLMTRAIN_MPI_CHECK(MPI_Allreduce(&mine, &first_failure, 1, MPI_INT, MPI_MIN, runtime.comm()));
+  if (first_failure == runtime.size()) return;
+  int length = static_cast<int>(message.size());
+  LLMTRAIN_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first_failure, runtime.comm()));
+  message.resize(static_cast<std::size_t>(length));
+  LLMTRAIN_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first_failure, runtime.comm()));
+  throw JobWideError(message, runtime.rank() == first_failure);
+}
+
+int run_spmd(int& argc, char**& argv, const std::function<int(Runtime&)>& body) {
+  std::unique_ptr<Runtime> runtime;
+  try {
+    runtime = std::make_unique<Runtime>(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "llmtrain: error: cannot start MPI: %s\n", e.what());
+    return 1;
+  }
+  try {
+    return body(*runtime);
+  } catch (const JobWideError& e) {
+    if (e.print_here) std::fprintf(stderr, "llmtrain: error: %s\n", e.what());
+    std::fflush(stderr);
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "llmtrain: error on rank %d of %d (%s): %s\n", runtime->rank(), runtime->size(),
+                 runtime->hostname().c_str(), e.what());
+    if (runtime->size() > 1) runtime->abort(1);
+    return 1;
+  }
+}
+
+}  // namespace llmtrain::dist

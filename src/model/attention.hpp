@@ -1,0 +1,42 @@
+// Causal grouped-query attention in tiles with an online softmax (FlashAttention-2 scheme, on gemm tiles).
+//
+// Memory is linear in the sequence length: the T x T score matrix never exists; only one tile x tile block
+// of scores at a time. The forward pass keeps the output and the per-row log-sum-exp; the backward pass
+// recomputes each score tile from Q and K. Score and value products go through gemm() on strided views of
+// the fused QKV buffer (no transposes or copies); the softmax bookkeeping runs as Kokkos kernels.
+//
+// Layout: qkv is [batch*seq, (n_heads + 2 n_kv_heads) * head_dim]: query heads, then key heads, then
+// value heads. Query head h reads key/value head h / (n_heads / n_kv_heads). out is [batch*seq,
+// n_heads*head_dim]; lse is [batch, n_heads, seq]. With doc (per-token document ids, [batch*seq]) a query
+// only sees keys of its own document.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace llmtrain::model {
+
+struct AttentionShape {
+  std::int64_t batch = 0, seq_len = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  std::int64_t tile = 128;  // query and key tile length
+  std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
+};
+
+template <typename T>
+class Attention {
+ public:
+  explicit Attention(const AttentionShape& shape);
+
+  void forward(T* out, T* lse, const T* qkv, const std::int32_t* doc);
+  // dqkv is overwritten with the gradient with respect to qkv.
+  void backward(T* dqkv, const T* dout, const T* out, const T* lse, const T* qkv, const std::int32_t* doc);
+
+ private:
+  AttentionShape shape_;
+  Kokkos::View<T*> scores_;   // tile x tile
+  Kokkos::View<T*> dscores_;  // tile x tile
+  Kokkos::View<T*> row_max_, row_sum_, row_delta_;  // tile each
+};
+
+}  // namespace llmtrain::model

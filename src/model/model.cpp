@@ -1,0 +1,328 @@
+// The decoder's forward and backward passes, one block at a time (see model.hpp).
+//
+// Reading order: forward_backward() -> embed -> block_forward (per layer) -> final norm -> head_loss
+// (chunked output head fused with cross-entropy and its backward) -> block_backward (per layer, reversed)
+// -> embedding backward. Matrix products go through gemm(); everything else is an ops:: Kokkos kernel.
+#include "llmtrain/model/model.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <random>
+
+#include "activations.hpp"
+#include "attention.hpp"
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/model/gemm.hpp"
+#include "ops.hpp"
+
+namespace llmtrain::model {
+
+using ops::Index;
+
+Recompute parse_recompute(const std::string& name) {
+  if (name == "none") return Recompute::None;
+  if (name == "blocks") return Recompute::Blocks;
+  LLMTRAIN_FAIL("train.recompute must be \"none\" or \"blocks\", got \"", name, "\"");
+}
+
+namespace {
+constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+template <typename T>
+struct Model<T>::State {
+  ModelConfig config;
+  Recompute recompute;
+  std::vector<ParamUnit<T>> params, grads;
+  Kokkos::View<T*> rope_cos, rope_sin;  // [max_seq_len, head_dim / 2]
+
+  // Buffers for the current micro-batch shape (rebuilt when the shape changes).
+  Index batch = 0, seq = 0;
+  Kokkos::View<std::int32_t*> tokens, targets, doc;
+  bool use_doc = false;
+  std::vector<Kokkos::View<T*>> resid;            // n_layers + 1 residual-stream tensors [n, dim]
+  std::vector<BlockActivations<T>> acts;          // n_layers, or 1 with recompute = blocks
+  std::optional<BackwardScratch<T>> scratch;
+  std::optional<Attention<T>> attention;
+  Kokkos::View<T*> final_x, final_rstd, head_logits, row_loss;
+  PassTimes times;
+
+  Index n() const { return batch * seq; }
+  BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
+  const T* w(Index unit, const char* name) const { return params[unit].data(name); }
+  T* g(Index unit, const char* name) const { return grads[unit].data(name); }
+  const T* head_weight() const { return config.tied_embeddings ? w(0, "tok_embedding") : w(head_unit(), "output"); }
+  T* head_grad() const { return config.tied_embeddings ? g(0, "tok_embedding") : g(head_unit(), "output"); }
+  Index head_unit() const { return config.n_layers + 1; }
+
+  void prepare(const data::Batch& b);
+  void embed();
+  void block_forward(Index layer);
+  void block_backward(Index layer, T* d_out, T* d_in);
+  LossSum final_and_head(bool want_grad, T grad_scale_per_token, T* logits_out);
+};
+
+template <typename T>
+void Model<T>::State::prepare(const data::Batch& b) {
+  const auto& c = config;
+  LLMTRAIN_CHECK(b.rows > 0 && b.seq_len > 0, "batch has no tokens (rows = ", b.rows, ", seq_len = ", b.seq_len, ")");
+  LLMTRAIN_CHECK(b.seq_len <= c.max_seq_len, "batch seq_len ", b.seq_len, " exceeds model.max_seq_len ", c.max_seq_len);
+  LLMTRAIN_CHECK(Index(b.tokens.size()) == b.rows * b.row_width(), "batch holds ", b.tokens.size(),
+                 " tokens, expected rows * (seq_len + 1) = ", b.rows * b.row_width());
+  if (b.rows != batch || b.seq_len != seq) {
+    batch = b.rows;
+    seq = b.seq_len;
+    tokens = Kokkos::View<std::int32_t*>("tokens", n());
+    targets = Kokkos::View<std::int32_t*>("targets", n());
+    doc = Kokkos::View<std::int32_t*>("doc", n());
+    resid.clear();
+    for (Index l = 0; l <= c.n_layers; ++l) resid.emplace_back("resid", n() * c.dim);
+    acts.clear();
+    const Index kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
+    for (Index l = 0; l < kept; ++l) acts.emplace_back(c, batch, seq);
+    scratch.emplace(c, n());
+    attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)});
+    final_x = Kokkos::View<T*>("final_x", n() * c.dim);
+    final_rstd = Kokkos::View<T*>("final_rstd", n());
+    head_logits = Kokkos::View<T*>("head_logits", std::min(kHeadChunkRows, n()) * c.vocab_size);
+    row_loss = Kokkos::View<T*>("row_loss", n());
+  }
+  auto tok = Kokkos::create_mirror_view(tokens);
+  auto tgt = Kokkos::create_mirror_view(targets);
+  auto dc = Kokkos::create_mirror_view(doc);
+  use_doc = c.doc_masking && !b.doc_index.empty();
+  LLMTRAIN_CHECK(!use_doc || b.doc_index.size() == b.tokens.size(), "batch doc_index has ", b.doc_index.size(),
+                 " entries, expected ", b.tokens.size());
+  for (Index r = 0; r < batch; ++r) {
+    for (Index t = 0; t < seq; ++t) {
+      const Index i = r * seq + t, src = r * b.row_width() + t;
+      tok(i) = b.tokens[src];
+      tgt(i) = b.tokens[src + 1];
+      dc(i) = use_doc ? b.doc_index[src] : 0;
+      LLMTRAIN_CHECK(tok(i) >= 0 && tok(i) < c.vocab_size, "batch token id ", tok(i), " at row ", r, " position ", t,
+                     " is outside the vocabulary [0, ", c.vocab_size, ")");
+      LLMTRAIN_CHECK(tgt(i) == c.ignore_index || (tgt(i) >= 0 && tgt(i) < c.vocab_size), "batch target id ", tgt(i),
+                     " at row ", r, " position ", t + 1, " is outside the vocabulary [0, ", c.vocab_size, ")");
+    }
+  }
+  Kokkos::deep_copy(tokens, tok);
+  Kokkos::deep_copy(targets, tgt);
+  Kokkos::deep_copy(doc, dc);
+}
+
+template <typename T>
+void Model<T>::State::embed() {
+  ops::embedding_forward(resid[0].data(), w(0, "tok_embedding"), tokens.data(), n(), config.dim);
+}
+
+template <typename T>
+void Model<T>::State::block_forward(Index layer) {
+  const auto& c = config;
+  const Index u = layer + 1, N = n(), D = c.dim, F = c.ffn_hidden, W = c.qkv_width();
+  auto& a = acts_for(layer);
+  const T* x = resid[layer].data();
+  // Attention half: mid = x + wo(attention(rope(wqkv(norm(x)))))
+  ops::rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
+  gemm<T>(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w(u, "wq"), D, T(0), a.qkv.data(), W);
+  ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
+                  c.head_dim(), +1);
+  attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
+  ops::copy(a.mid.data(), x, N * D);
+  gemm<T>(Trans::No, Trans::Yes, N, D, D, T(1), a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
+  // MLP half: out = mid + w2(silu(w1(norm(mid))) * w3(norm(mid)))
+  ops::rmsnorm_forward(a.xn2.data(), a.rstd2.data(), a.mid.data(), w(u, "ffn_norm"), N, D, c.norm_eps);
+  gemm<T>(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w(u, "w1"), D, T(0), a.h13.data(), 2 * F);
+  ops::swiglu_forward(a.hg.data(), a.h13.data(), N, F);
+  T* out = resid[layer + 1].data();
+  ops::copy(out, a.mid.data(), N * D);
+  gemm<T>(Trans::No, Trans::Yes, N, D, F, T(1), a.hg.data(), F, w(u, "w2"), F, T(1), out, D);
+}
+
+// d_out: gradient w.r.t. the block's output; d_in receives the gradient w.r.t. its input (overwritten).
+template <typename T>
+void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
+  const auto& c = config;
+  const Index u = layer + 1, N = n(), D = c.dim, F = c.ffn_hidden, W = c.qkv_width();
+  if (recompute == Recompute::Blocks) block_forward(layer);
+  auto& a = acts_for(layer);
+  auto& s = *scratch;
+  const T* x = resid[layer].data();
+  // MLP half. The residual passes d_out straight to mid.
+  T* d_mid = s.d_mid.data();
+  ops::copy(d_mid, d_out, N * D);
+  gemm<T>(Trans::No, Trans::No, N, F, D, T(1), d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
+  gemm<T>(Trans::Yes, Trans::No, D, F, N, T(1), d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
+  ops::swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
+  gemm<T>(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w(u, "w1"), D, T(0), s.d_xn.data(), D);
+  gemm<T>(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g(u, "w1"), D);
+  ops::rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(), N, D);
+  // Attention half.
+  ops::copy(d_in, d_mid, N * D);
+  gemm<T>(Trans::No, Trans::No, N, D, D, T(1), d_mid, D, w(u, "wo"), D, T(0), s.d_attn.data(), D);
+  gemm<T>(Trans::Yes, Trans::No, D, D, N, T(1), d_mid, D, a.attn.data(), D, T(1), g(u, "wo"), D);
+  attention->backward(s.d_qkv.data(), s.d_attn.data(), a.attn.data(), a.lse.data(), a.qkv.data(),
+                      use_doc ? doc.data() : nullptr);
+  ops::rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
+                  c.head_dim(), -1);
+  gemm<T>(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w(u, "wq"), D, T(0), s.d_xn.data(), D);
+  gemm<T>(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g(u, "wq"), D);
+  ops::rmsnorm_backward(d_in, g(u, "attn_norm"), s.d_xn.data(), x, w(u, "attn_norm"), a.rstd1.data(), N, D);
+}
+
+// Final norm, then the output head and cross-entropy in chunks of rows: only kHeadChunkRows x vocab logits
+// exist at a time. With want_grad the chunk's logits turn into their gradient in place, which immediately
+// yields the chunk's input gradient (into scratch d_resid_a) and adds to the head weight's gradient.
+template <typename T>
+LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, T* logits_out) {
+  const auto& c = config;
+  const Index N = n(), D = c.dim, V = c.vocab_size;
+  ops::rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"), N,
+                       D, c.norm_eps);
+  T* d_final = want_grad ? scratch->d_mid.data() : nullptr;
+  for (Index r0 = 0; r0 < N; r0 += kHeadChunkRows) {
+    const Index rows = std::min(kHeadChunkRows, N - r0);
+    T* z = head_logits.data();
+    gemm<T>(Trans::No, Trans::Yes, rows, V, D, T(1), final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V);
+    if (logits_out) ops::copy(logits_out + r0 * V, z, rows * V);
+    ops::cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
+                            grad_scale_per_token, want_grad);
+    if (!want_grad) continue;
+    gemm<T>(Trans::No, Trans::No, rows, D, V, T(1), z, V, head_weight(), D, T(0), d_final + r0 * D, D);
+    gemm<T>(Trans::Yes, Trans::No, V, D, rows, T(1), z, V, final_x.data() + r0 * D, D, T(1), head_grad(), D);
+  }
+  if (want_grad) {
+    T* d_last = scratch->d_resid_a.data();
+    ops::fill(d_last, T(0), N * D);
+    ops::rmsnorm_backward(d_last, g(head_unit(), "final_norm"), d_final, resid[c.n_layers].data(),
+                          w(head_unit(), "final_norm"), final_rstd.data(), N, D);
+  }
+  LossSum result;
+  const T* loss = row_loss.data();
+  const std::int32_t* tgt = targets.data();
+  const std::int32_t ignore = c.ignore_index;
+  Kokkos::parallel_reduce("loss_sum", ops::Range(0, N), KOKKOS_LAMBDA(Index i, double& sum) { sum += double(loss[i]); },
+                          result.sum);
+  Kokkos::parallel_reduce("loss_count", ops::Range(0, N),
+                          KOKKOS_LAMBDA(Index i, std::int64_t& count) { count += tgt[i] != ignore ? 1 : 0; }, result.count);
+  return result;
+}
+
+template <typename T>
+Model<T>::Model(const ModelConfig& config, Recompute recompute) : state_(std::make_unique<State>()) {
+  config.validate();
+  auto& s = *state_;
+  s.config = config;
+  s.recompute = recompute;
+  const auto layouts = unit_layouts(config);
+  s.params = allocate_units<T>(layouts, "param");
+  s.grads = allocate_units<T>(layouts, "grad");
+  const Index half = config.head_dim() / 2;
+  s.rope_cos = Kokkos::View<T*>("rope_cos", config.max_seq_len * half);
+  s.rope_sin = Kokkos::View<T*>("rope_sin", config.max_seq_len * half);
+  auto cos_h = Kokkos::create_mirror_view(s.rope_cos);
+  auto sin_h = Kokkos::create_mirror_view(s.rope_sin);
+  for (Index p = 0; p < config.max_seq_len; ++p) {
+    for (Index k = 0; k < half; ++k) {
+      const double angle = double(p) * std::pow(config.rope_theta, -2.0 * double(k) / double(config.head_dim()));
+      cos_h(p * half + k) = T(std::cos(angle));
+      sin_h(p * half + k) = T(std::sin(angle));
+    }
+  }
+  Kokkos::deep_copy(s.rope_cos, cos_h);
+  Kokkos::deep_copy(s.rope_sin, sin_h);
+  init_weights();
+}
+
+template <typename T>
+Model<T>::~Model() = default;
+
+template <typename T>
+const ModelConfig& Model<T>::config() const { return state_->config; }
+template <typename T>
+std::vector<ParamUnit<T>>& Model<T>::params() { return state_->params; }
+template <typename T>
+std::vector<ParamUnit<T>>& Model<T>::grads() { return state_->grads; }
+
+template <typename T>
+void Model<T>::init_weights() {
+  const auto& c = state_->config;
+  std::mt19937_64 rng(c.seed);
+  for (auto& unit : state_->params) {
+    auto host = Kokkos::create_mirror_view(unit.flat);
+    for (const auto& t : unit.layout.tensors) {
+      const bool is_norm = t.shape.size() == 1;
+      const bool is_output_projection = t.name == "wo" || t.name == "w2";
+      const double std = c.init_std / (is_output_projection ? std::sqrt(2.0 * double(c.n_layers)) : 1.0);
+      std::normal_distribution<double> normal(0.0, std);
+      for (Index i = 0; i < t.size(); ++i) host(t.offset + i) = is_norm ? T(1) : T(normal(rng));
+    }
+    Kokkos::deep_copy(unit.flat, host);
+  }
+}
+
+template <typename T>
+void Model<T>::zero_grads() {
+  for (auto& unit : state_->grads) Kokkos::deep_copy(unit.flat, T(0));
+}
+
+template <typename T>
+LossSum Model<T>::forward_backward(const data::Batch& batch, double grad_scale) {
+  auto& s = *state_;
+  const auto start = std::chrono::steady_clock::now();
+  s.prepare(batch);
+  s.embed();
+  for (Index l = 0; l < s.config.n_layers; ++l) s.block_forward(l);
+  // The mean is over counted targets; count them on the host first to scale the logits' gradient.
+  const auto ignore = s.config.ignore_index;
+  Index counted = 0;
+  for (Index r = 0; r < batch.rows; ++r)
+    for (Index t = 1; t <= batch.seq_len; ++t) counted += batch.row(r)[t] != ignore ? 1 : 0;
+  const T scale = counted > 0 ? T(grad_scale / double(counted)) : T(0);
+  const LossSum loss = s.final_and_head(true, scale, nullptr);
+  s.times.forward_s = seconds_since(start);
+  const auto backward_start = std::chrono::steady_clock::now();
+  T* d_out = s.scratch->d_resid_a.data();
+  T* d_in = s.scratch->d_resid_b.data();
+  for (Index l = s.config.n_layers - 1; l >= 0; --l) {
+    s.block_backward(l, d_out, d_in);
+    std::swap(d_out, d_in);
+  }
+  ops::embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.dim);
+  s.times.backward_s = seconds_since(backward_start);
+  return loss;
+}
+
+template <typename T>
+LossSum Model<T>::forward(const data::Batch& batch) {
+  auto& s = *state_;
+  s.prepare(batch);
+  s.embed();
+  for (Index l = 0; l < s.config.n_layers; ++l) s.block_forward(l);
+  return s.final_and_head(false, T(0), nullptr);
+}
+
+template <typename T>
+std::vector<T> Model<T>::logits(const data::Batch& batch) {
+  auto& s = *state_;
+  s.prepare(batch);
+  s.embed();
+  for (Index l = 0; l < s.config.n_layers; ++l) s.block_forward(l);
+  Kokkos::View<T*> all("logits", s.n() * s.config.vocab_size);
+  s.final_and_head(false, T(0), all.data());
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), all);
+  return std::vector<T>(host.data(), host.data() + host.size());
+}
+
+template <typename T>
+const PassTimes& Model<T>::last_pass_times() const { return state_->times; }
+
+template class Model<float>;
+template class Model<double>;
+
+}  // namespace llmtrain::model

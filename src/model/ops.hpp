@@ -1,0 +1,151 @@
+// The element-wise and reduction kernels of the decoder, forward and backward, as Kokkos parallel loops.
+//
+// Conventions (as in llm.c): activations are written (=), gradients of parameters are accumulated (+=),
+// and so is the gradient flowing into the residual stream, which has two consumers. Every reduction that
+// feeds a parameter gradient runs over rows inside one parallel index (one column), so results do not
+// depend on thread scheduling: training is bitwise reproducible. Matrices are row-major [rows, cols].
+// Templated on the scalar so that the gradient checks run the same code in double precision.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+namespace llmtrain::model::ops {
+
+using Index = std::int64_t;
+using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<Index>>;
+
+// out[r, :] = table[tokens[r], :]
+template <typename T>
+void embedding_forward(T* out, const T* table, const std::int32_t* tokens, Index rows, Index dim) {
+  Kokkos::parallel_for("embedding_forward", Range(0, rows * dim), KOKKOS_LAMBDA(Index i) {
+    const Index r = i / dim, j = i % dim;
+    out[i] = table[Index(tokens[r]) * dim + j];
+  });
+}
+
+// dtable[tokens[r], :] += dout[r, :]; one parallel index per column, rows in order (repeated tokens).
+template <typename T>
+void embedding_backward(T* dtable, const T* dout, const std::int32_t* tokens, Index rows, Index dim) {
+  Kokkos::parallel_for("embedding_backward", Range(0, dim), KOKKOS_LAMBDA(Index j) {
+    for (Index r = 0; r < rows; ++r) dtable[Index(tokens[r]) * dim + j] += dout[r * dim + j];
+  });
+}
+
+// out = x / rms(x) * w per row; rstd[r] = 1 / sqrt(mean(x[r]^2) + eps) is kept for the backward pass.
+template <typename T>
+void rmsnorm_forward(T* out, T* rstd, const T* x, const T* w, Index rows, Index dim, double eps) {
+  Kokkos::parallel_for("rmsnorm_forward", Range(0, rows), KOKKOS_LAMBDA(Index r) {
+    const T* xr = x + r * dim;
+    T sum = 0;
+    for (Index j = 0; j < dim; ++j) sum += xr[j] * xr[j];
+    const T s = T(1) / std::sqrt(sum / T(dim) + T(eps));
+    rstd[r] = s;
+    for (Index j = 0; j < dim; ++j) out[r * dim + j] = xr[j] * s * w[j];
+  });
+}
+
+// dx += d(out)/dx . dout (accumulates), dw += sum over rows of dout * x * rstd.
+template <typename T>
+void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const T* rstd, Index rows, Index dim) {
+  Kokkos::parallel_for("rmsnorm_backward_dx", Range(0, rows), KOKKOS_LAMBDA(Index r) {
+    const T* xr = x + r * dim;
+    const T* dr = dout + r * dim;
+    const T s = rstd[r];
+    T dot = 0;  // sum_j dxhat_j * xhat_j
+    for (Index j = 0; j < dim; ++j) dot += dr[j] * w[j] * xr[j] * s;
+    const T mean_dot = dot / T(dim);
+    for (Index j = 0; j < dim; ++j) dx[r * dim + j] += s * (dr[j] * w[j] - xr[j] * s * mean_dot);
+  });
+  Kokkos::parallel_for("rmsnorm_backward_dw", Range(0, dim), KOKKOS_LAMBDA(Index j) {
+    T sum = 0;
+    for (Index r = 0; r < rows; ++r) sum += dout[r * dim + j] * x[r * dim + j] * rstd[r];
+    dw[j] += sum;
+  });
+}
+
+// Rotary embedding (the "rotate half" convention of Hugging Face Llama/Granite) applied in place to the
+// first `rotated_heads` heads of each row of a [rows, width] buffer (the query and key heads of the fused
+// QKV output). Row r sits at position r % seq_len. cos_sin holds [max_seq_len, head_dim/2] pairs.
+// direction = +1 rotates (forward); -1 applies the transposed rotation (backward of a rotation).
+template <typename T>
+void rope_apply(T* qk, const T* cos_table, const T* sin_table, Index rows, Index seq_len, Index width,
+                Index rotated_heads, Index head_dim, int direction) {
+  const Index half = head_dim / 2;
+  Kokkos::parallel_for("rope", Range(0, rows * rotated_heads * half), KOKKOS_LAMBDA(Index i) {
+    const Index k = i % half;
+    const Index h = (i / half) % rotated_heads;
+    const Index r = i / (half * rotated_heads);
+    const Index pos = r % seq_len;
+    const T c = cos_table[pos * half + k];
+    const T s = T(direction) * sin_table[pos * half + k];
+    T* v = qk + r * width + h * head_dim;
+    const T x1 = v[k], x2 = v[k + half];
+    v[k] = x1 * c - x2 * s;
+    v[k + half] = x2 * c + x1 * s;
+  });
+}
+
+// SwiGLU: h13 = [gate | up] (each `hidden` wide); out = silu(gate) * up.
+template <typename T>
+void swiglu_forward(T* out, const T* h13, Index rows, Index hidden) {
+  Kokkos::parallel_for("swiglu_forward", Range(0, rows * hidden), KOKKOS_LAMBDA(Index i) {
+    const Index r = i / hidden, j = i % hidden;
+    const T g = h13[r * 2 * hidden + j], u = h13[r * 2 * hidden + hidden + j];
+    out[i] = g / (T(1) + std::exp(-g)) * u;
+  });
+}
+
+template <typename T>
+void swiglu_backward(T* dh13, const T* dout, const T* h13, Index rows, Index hidden) {
+  Kokkos::parallel_for("swiglu_backward", Range(0, rows * hidden), KOKKOS_LAMBDA(Index i) {
+    const Index r = i / hidden, j = i % hidden;
+    const T g = h13[r * 2 * hidden + j], u = h13[r * 2 * hidden + hidden + j];
+    const T sig = T(1) / (T(1) + std::exp(-g));
+    const T silu = g * sig;
+    dh13[r * 2 * hidden + j] = dout[i] * u * sig * (T(1) + g * (T(1) - sig));
+    dh13[r * 2 * hidden + hidden + j] = dout[i] * silu;
+  });
+}
+
+// dst = src (n elements).
+template <typename T>
+void copy(T* dst, const T* src, Index n) {
+  Kokkos::parallel_for("copy", Range(0, n), KOKKOS_LAMBDA(Index i) { dst[i] = src[i]; });
+}
+
+template <typename T>
+void fill(T* dst, T value, Index n) {
+  Kokkos::parallel_for("fill", Range(0, n), KOKKOS_LAMBDA(Index i) { dst[i] = value; });
+}
+
+// Cross-entropy over one chunk of logits [rows, vocab], in place: logits become d(loss)/d(logits) times
+// grad_scale (softmax minus one-hot), rows whose target is ignore_index get zero gradient and zero loss.
+// loss[r] receives the row's loss. With want_grad = false the logits are left as they are.
+template <typename T>
+void cross_entropy_rows(T* logits, T* loss, const std::int32_t* targets, Index rows, Index vocab,
+                        std::int32_t ignore_index, T grad_scale, bool want_grad) {
+  Kokkos::parallel_for("cross_entropy", Range(0, rows), KOKKOS_LAMBDA(Index r) {
+    T* z = logits + r * vocab;
+    const std::int32_t target = targets[r];
+    if (target == ignore_index) {
+      loss[r] = 0;
+      if (want_grad)
+        for (Index j = 0; j < vocab; ++j) z[j] = 0;
+      return;
+    }
+    T max = z[0];
+    for (Index j = 1; j < vocab; ++j) max = z[j] > max ? z[j] : max;
+    T sum = 0;
+    for (Index j = 0; j < vocab; ++j) sum += std::exp(z[j] - max);
+    const T log_sum = std::log(sum) + max;
+    loss[r] = log_sum - z[target];
+    if (!want_grad) return;
+    for (Index j = 0; j < vocab; ++j) z[j] = std::exp(z[j] - log_sum) * grad_scale;
+    z[target] -= grad_scale;
+  });
+}
+
+}  // namespace llmtrain::model::ops

@@ -1,0 +1,61 @@
+// metrics.jsonl lines and the progress line.
+#include "llmtrain/train/metrics.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "llmtrain/core/error.hpp"
+
+namespace llmtrain::train {
+
+MetricsLog::MetricsLog(const std::string& run_dir) {
+  if (run_dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);
+  LLMTRAIN_CHECK(!ec, "cannot create run directory '", run_dir, "': ", ec.message());
+  const auto path = std::filesystem::path(run_dir) / "metrics.jsonl";
+  out_.open(path, std::ios::app);
+  LLMTRAIN_CHECK(out_.good(), "cannot open '", path.string(), "' for appending");
+}
+
+void MetricsLog::write_step(const StepMetrics& m) {
+  if (!out_.is_open()) return;
+  nlohmann::json j = {{"type", "train"},
+                      {"step", m.step},
+                      {"loss", m.loss},
+                      {"lr", m.lr},
+                      {"grad_norm", m.grad_norm},
+                      {"tokens", m.tokens},
+                      {"tokens_per_s", m.tokens_per_s},
+                      {"mfu", m.mfu},
+                      {"time_s",
+                       {{"data_wait", m.data_wait_s},
+                        {"forward", m.forward_s},
+                        {"backward", m.backward_s},
+                        {"optimizer", m.optimizer_s},
+                        {"step", m.step_s}}}};
+  out_ << j.dump() << '\n';
+  out_.flush();
+  LLMTRAIN_CHECK(out_.good(), "writing metrics.jsonl failed at step ", m.step);
+}
+
+void MetricsLog::write_eval(std::int64_t step, double loss, double perplexity, std::int64_t tokens) {
+  if (!out_.is_open()) return;
+  nlohmann::json j = {{"type", "eval"}, {"step", step}, {"eval_loss", loss}, {"eval_perplexity", perplexity},
+                      {"eval_tokens", tokens}};
+  out_ << j.dump() << '\n';
+  out_.flush();
+  LLMTRAIN_CHECK(out_.good(), "writing metrics.jsonl failed at eval of step ", step);
+}
+
+void MetricsLog::progress(const StepMetrics& m, std::int64_t total_steps, double elapsed_s) {
+  const double eta = elapsed_s / double(m.step) * double(total_steps - m.step);
+  const long eta_s = long(eta);
+  std::printf("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s | mfu %.1f%% | eta %02ld:%02ld:%02ld\n",
+              static_cast<long long>(m.step), static_cast<long long>(total_steps), m.loss, m.lr, m.grad_norm,
+              m.tokens_per_s, 100.0 * m.mfu, eta_s / 3600, eta_s / 60 % 60, eta_s % 60);
+  std::fflush(stdout);
+}
+
+}  // namespace llmtrain::train

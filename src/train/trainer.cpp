@@ -1,0 +1,117 @@
+// The training loop (see trainer.hpp): micro-batches -> gradient all-reduce -> clip -> AdamW -> metrics.
+#include "llmtrain/train/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/core/stop_signal.hpp"
+#include "llmtrain/model/gemm.hpp"
+#include "llmtrain/optim/grad_clip.hpp"
+
+namespace llmtrain::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  Kokkos::fence();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+Trainer::Trainer(const model::ModelConfig& model_config, const TrainOptions& options, dist::Collectives& collectives)
+    : options_(options),
+      comm_(collectives),
+      model_(model_config, model::parse_recompute(options.recompute)),
+      optimizer_(model::unit_layouts(model_config), options.adamw) {
+  LLMTRAIN_CHECK(options_.steps > 0, "train.steps must be positive, got ", options_.steps);
+  LLMTRAIN_CHECK(options_.grad_accum > 0, "train.grad_accum must be positive, got ", options_.grad_accum);
+  LLMTRAIN_CHECK(options_.grad_clip >= 0, "train.grad_clip must be >= 0, got ", options_.grad_clip);
+  LLMTRAIN_CHECK(options_.eval_every >= 0, "train.eval_every must be >= 0, got ", options_.eval_every);
+  LLMTRAIN_CHECK(options_.eval_batches > 0, "train.eval_batches must be positive, got ", options_.eval_batches);
+  LLMTRAIN_CHECK(options_.schedule.warmup_steps >= 0, "train.warmup_steps must be >= 0, got ",
+                 options_.schedule.warmup_steps);
+  options_.schedule.total_steps = options_.steps;
+  peak_flops_ = options_.peak_flops > 0 ? options_.peak_flops : model::measure_sgemm_peak();
+  if (comm_.rank() == 0) log_ = std::make_unique<MetricsLog>(options_.run_dir);
+}
+
+StepMetrics Trainer::train_step(data::BatchSource& source) {
+  const auto step_start = Clock::now();
+  StepMetrics m;
+  model_.zero_grads();
+  double loss_sum = 0, count = 0;
+  std::int64_t tokens = 0, seq_len = 0;
+  for (std::int64_t micro = 0; micro < options_.grad_accum; ++micro) {
+    const auto wait_start = Clock::now();
+    const data::Batch batch = source.next();
+    m.data_wait_s += seconds_since(wait_start);
+    const model::LossSum loss = model_.forward_backward(batch, 1.0 / double(options_.grad_accum));
+    m.forward_s += model_.last_pass_times().forward_s;
+    m.backward_s += model_.last_pass_times().backward_s;
+    loss_sum += loss.sum;
+    count += double(loss.count);
+    tokens += batch.rows * batch.seq_len;
+    seq_len = batch.seq_len;
+  }
+  const auto optimizer_start = Clock::now();
+  // Ranks agree on the mean gradient, the loss, the token count and whether to stop, in one place.
+  for (auto& unit : model_.grads()) comm_.all_reduce_mean(unit.flat.data(), unit.flat.size());
+  float totals[4] = {float(loss_sum), float(count), float(tokens), stop_requested() ? 1.0f : 0.0f};
+  comm_.all_reduce_sum(totals, 4);
+  if (totals[3] > 0) request_stop();
+  m.grad_norm = optim::clip_by_global_norm(model_.grads(), options_.grad_clip);
+  m.lr = optim::learning_rate(options_.schedule, step_);
+  optimizer_.step(model_.params(), model_.grads(), m.lr);
+  m.optimizer_s = seconds_since(optimizer_start);
+  ++step_;
+  m.step = step_;
+  m.loss = totals[1] > 0 ? double(totals[0]) / double(totals[1]) : 0.0;
+  m.tokens = std::int64_t(totals[2]);
+  m.step_s = seconds_since(step_start);
+  m.tokens_per_s = double(m.tokens) / m.step_s;
+  m.mfu = model_.config().train_flops(m.tokens, seq_len) / (m.step_s * peak_flops_ * double(comm_.size()));
+  if (log_) log_->write_step(m);
+  return m;
+}
+
+EvalResult Trainer::evaluate(data::BatchSource& source) {
+  double sums[2] = {0, 0};
+  for (std::int64_t b = 0; b < options_.eval_batches; ++b) {
+    const model::LossSum loss = model_.forward(source.next());
+    sums[0] += loss.sum;
+    sums[1] += double(loss.count);
+  }
+  float totals[2] = {float(sums[0]), float(sums[1])};
+  comm_.all_reduce_sum(totals, 2);
+  EvalResult result;
+  result.tokens = std::int64_t(totals[1]);
+  result.loss = totals[1] > 0 ? double(totals[0]) / double(totals[1]) : 0.0;
+  result.perplexity = std::exp(result.loss);
+  if (log_) log_->write_eval(step_, result.loss, result.perplexity, result.tokens);
+  return result;
+}
+
+std::vector<StepMetrics> Trainer::run(data::BatchSource& train, data::BatchSource* eval) {
+  std::vector<StepMetrics> history;
+  const auto start = Clock::now();
+  while (step_ < options_.steps && !stop_requested()) {
+    history.push_back(train_step(train));
+    const auto& m = history.back();
+    if (log_ && options_.progress_every > 0 && (m.step % options_.progress_every == 0 || m.step == options_.steps))
+      log_->progress(m, options_.steps, seconds_since(start));
+    if (eval && options_.eval_every > 0 && step_ % options_.eval_every == 0 && step_ < options_.steps) {
+      const EvalResult e = evaluate(*eval);
+      if (log_) std::printf("eval at step %lld | loss %.4f | perplexity %.2f\n", static_cast<long long>(step_), e.loss, e.perplexity);
+    }
+  }
+  if (eval) {
+    const EvalResult e = evaluate(*eval);
+    if (log_) std::printf("final eval at step %lld | loss %.4f | perplexity %.2f\n", static_cast<long long>(step_), e.loss, e.perplexity);
+  }
+  return history;
+}
+
+}  // namespace llmtrain::train

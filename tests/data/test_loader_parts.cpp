@@ -1,0 +1,176 @@
+// Unit tests of the loader's stages: keyed permutations, the logical shard layout and block reading, packing.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <set>
+
+#include "loader_test_util.hpp"
+#include "packer.hpp"
+#include "permutation.hpp"
+#include "shards.hpp"
+
+namespace llmtrain::data::testing {
+namespace {
+
+TEST(KeyedPermutation, IsABijectionForAnySizeAndKey) {
+  for (std::uint64_t n : {1, 2, 3, 5, 16, 17, 100, 1000, 4097, 65536}) {
+    for (std::uint64_t key : {0ULL, 1ULL, 0xdeadbeefULL}) {
+      KeyedPermutation p(n, key);
+      std::vector<bool> seen(n, false);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::uint64_t v = p(i);
+        ASSERT_LT(v, n);
+        ASSERT_FALSE(seen[v]) << "n " << n << " key " << key;
+        seen[v] = true;
+      }
+    }
+  }
+}
+
+TEST(KeyedPermutation, KeysGiveDifferentOrders) {
+  KeyedPermutation a(1000, 1), b(1000, 2);
+  int same = 0, fixed = 0;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    same += a(i) == b(i);
+    fixed += a(i) == i;
+  }
+  EXPECT_LT(same, 20);
+  EXPECT_LT(fixed, 20);
+}
+
+TEST(LogicalShards, BalancedOwnershipForAnyWorldSize) {
+  for (int world : {1, 2, 3, 7, 64, 100}) {
+    std::vector<int> owned(static_cast<std::size_t>(world), 0);
+    for (std::uint64_t s = 0; s < 100; ++s) {
+      int owners = 0;
+      for (int r = 0; r < world; ++r)
+        if (rank_owns_shard(s, r, world)) {
+          ++owners;
+          ++owned[static_cast<std::size_t>(r)];
+        }
+      ASSERT_EQ(owners, 1);
+    }
+    auto [lo, hi] = std::minmax_element(owned.begin(), owned.end());
+    EXPECT_LE(*hi - *lo, 1);
+  }
+}
+
+// Every record of the corpus belongs to exactly one block of exactly one shard, whatever the cut.
+TEST(LogicalShards, EveryRecordInExactlyOneBlock) {
+  TempDir dir("blocks");
+  write_generated_corpus(dir.path(), 5, 50, 30);
+  write_file(dir / "z.txt", "a whole file is one document");
+  DatasetFiles ds = list_dataset({"gen", dir.path(), 1.0, "text"});
+  ASSERT_EQ(ds.files.size(), 6u);
+  std::set<std::pair<std::uint32_t, std::uint64_t>> all;
+  for (std::uint32_t f = 0; f < ds.files.size(); ++f) {
+    LoadedBlock b = read_block(ds.files[f], {f, 0, ds.files[f].size});
+    for (const auto& r : b.records) all.insert({f, r.begin});
+  }
+  ASSERT_EQ(all.size(), 5u * 50 + 1);
+  for (std::uint64_t shards : {1, 3, 16, 97}) {
+    for (std::uint64_t block_bytes : {1, 100, 1 << 20}) {
+      std::multiset<std::pair<std::uint32_t, std::uint64_t>> found;
+      std::uint64_t covered = 0;
+      for (std::uint64_t s = 0; s < shards; ++s) {
+        ByteRange r = shard_range(ds, shards, s);
+        EXPECT_EQ(r.begin, covered);
+        covered = r.end;
+        for (const ShardBlock& b : shard_blocks(ds, shards, s, block_bytes)) {
+          LoadedBlock lb = read_block(ds.files[b.file], b);
+          for (const auto& rec : lb.records) found.insert({b.file, lb.data_offset + rec.begin});
+        }
+      }
+      EXPECT_EQ(covered, ds.total_bytes);
+      using Keys = std::set<std::pair<std::uint32_t, std::uint64_t>>;
+      EXPECT_TRUE(Keys(found.begin(), found.end()) == all);
+      EXPECT_EQ(found.size(), all.size()) << shards << " shards, blocks of " << block_bytes;
+    }
+  }
+}
+
+TEST(Records, ReadRecordFindsTheRecordAtItsOffset) {
+  DatasetFiles ds = list_dataset({"licenses", license_corpus(), 1.0, "text"});
+  TextExtractor extractor;
+  for (std::uint32_t f = 0; f < ds.files.size(); ++f) {
+    LoadedBlock b = read_block(ds.files[f], {f, 0, ds.files[f].size});
+    ASSERT_TRUE(b.error.empty()) << ds.files[f].path << ": " << b.error;
+    for (const auto& r : b.records) {
+      std::string raw = read_record(ds.files[f], r.begin);
+      ASSERT_EQ(raw, b.data.substr(r.begin, r.end - r.begin));
+    }
+  }
+}
+
+TEST(Records, CarriageReturnsAndBlankLinesAndNoFinalNewline) {
+  TempDir dir("crlf");
+  write_file(dir / "a.jsonl", "{\"text\": \"one\"}\r\n\n   \n{\"text\": \"two\"}");
+  DatasetFiles ds = list_dataset({"a", dir.path(), 1.0, "text"});
+  LoadedBlock b = read_block(ds.files[0], {0, 0, ds.files[0].size});
+  ASSERT_EQ(b.records.size(), 2u);
+  TextExtractor extractor;
+  std::string_view text;
+  std::string why;
+  ASSERT_TRUE(extractor.extract(FileFormat::jsonl, b.data.substr(b.records[0].begin, b.records[0].end), "text",
+                                text, why));
+  EXPECT_EQ(text, "one");
+}
+
+TEST(Packer, KeepsEveryTokenAndPlacesBosEos) {
+  // Documents of lengths 0..9, byte values = document number; rows of 7 tokens.
+  std::vector<std::vector<TokenId>> docs;
+  for (int d = 0; d < 10; ++d) docs.push_back(std::vector<TokenId>(static_cast<std::size_t>(d), d));
+  Packer packer(7, kBos, kEos);
+  std::size_t next = 0;
+  DrawDocument draw = [&](DocRef& ref, std::vector<TokenId>& framed) {
+    if (next == docs.size()) return false;
+    ref = DocRef{0, 0, next, 0};
+    framed.push_back(kBos);
+    framed.insert(framed.end(), docs[next].begin(), docs[next].end());
+    framed.push_back(kEos);
+    ++next;
+    return true;
+  };
+  LoadDocument load = [&](const DocRef&, std::vector<TokenId>&) { FAIL() << "no reload expected"; };
+  std::vector<TokenId> stream, expected;
+  for (const auto& d : docs) {
+    expected.push_back(kBos);
+    expected.insert(expected.end(), d.begin(), d.end());
+    expected.push_back(kEos);
+  }
+  while (stream.size() + 7 <= expected.size()) {
+    PackedRow row = packer.pack(draw, load);
+    ASSERT_EQ(row.tokens.size(), 7u);
+    for (const auto& [pos, id] : row.special) EXPECT_TRUE(row.tokens[pos] == kBos || row.tokens[pos] == kEos);
+    std::size_t specials = 0;
+    for (TokenId t : row.tokens) specials += t == kBos || t == kEos;
+    EXPECT_EQ(specials, row.special.size());
+    for (std::size_t i = 1; i < row.doc_index.size(); ++i) EXPECT_GE(row.doc_index[i], row.doc_index[i - 1]);
+    stream.insert(stream.end(), row.tokens.begin(), row.tokens.end());
+  }
+  expected.resize(stream.size());
+  EXPECT_EQ(stream, expected);
+}
+
+TEST(Packer, RebuildReproducesARowFromItsSpans) {
+  Packer packer(5, kBos, std::nullopt);
+  std::vector<TokenId> doc = {10, 11, 12, 13, 14, 15, 16, 17};
+  DrawDocument draw = [&](DocRef& ref, std::vector<TokenId>& framed) {
+    ref = DocRef{0, 0, 0, 0};
+    framed.push_back(kBos);
+    framed.insert(framed.end(), doc.begin(), doc.end());
+    return true;
+  };
+  LoadDocument load = [&](const DocRef&, std::vector<TokenId>& framed) {
+    framed.push_back(kBos);
+    framed.insert(framed.end(), doc.begin(), doc.end());
+  };
+  PackedRow first = packer.pack(draw, load), second = packer.pack(draw, load);
+  Packer other(5, kBos, std::nullopt);
+  EXPECT_EQ(other.rebuild(second.spans, load).tokens, second.tokens);
+  EXPECT_EQ(first.text[0], std::make_pair(0u, 4u));
+  EXPECT_EQ(second.text[0], std::make_pair(4u, 8u));
+}
+
+}  // namespace
+}  // namespace llmtrain::data::testing

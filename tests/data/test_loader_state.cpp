@@ -1,0 +1,140 @@
+// The state blob: round trip, malformed blobs rejected with an error, size independent of the corpus, and
+// drift detection (corpus files or tokenizer changed since the save) with the opt-in to continue.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "loader_test_util.hpp"
+#include "state.hpp"
+
+namespace llmtrain::data::testing {
+namespace {
+
+LoaderOptions options() { return small_options({{"licenses", license_corpus(), 1.0, "text"}}); }
+
+TEST(LoaderState, RoundTripAndDescribe) {
+  World w(options(), 3);
+  w.steps(20);
+  for (const std::string& blob : w.states()) {
+    EXPECT_EQ(encode_state(decode_state(blob)), blob);
+    EXPECT_NE(describe_state(blob).find("of 3, seq_len 63"), std::string::npos) << describe_state(blob);
+  }
+}
+
+TEST(LoaderState, MalformedBlobsAreErrors) {
+  World w(options(), 1);
+  w.steps(3);
+  const std::string blob = w.states()[0];
+  std::vector<std::string> bad = {"", "LLMTDATA", "not a state at all, but long enough to look like one"};
+  bad.push_back(blob.substr(0, blob.size() / 2));
+  std::string flipped = blob;
+  flipped[flipped.size() / 2] ^= 0x20;
+  bad.push_back(flipped);
+  for (const std::string& b : bad) {
+    EXPECT_THROW(decode_state(b), Error);
+    Loader fresh(options(), byte_encoder(), 0, 1);
+    EXPECT_THROW(fresh.restore({b}), Error);
+  }
+  // States of ranks of two different runs, or an incomplete set, are refused.
+  World two(options(), 2);
+  Loader fresh(options(), byte_encoder(), 0, 1);
+  EXPECT_THROW(fresh.restore({two.states()[0]}), Error);
+}
+
+// Corpora of equal-length documents, so that rows hold the same number of pieces whatever the corpus size.
+void write_uniform_corpus(const std::string& dir, int files, int docs_per_file) {
+  for (int f = 0; f < files; ++f) {
+    std::string content;
+    char line[96];
+    for (int i = 0; i < docs_per_file; ++i) {
+      std::snprintf(line, sizeof line, "{\"text\": \"document %09d of file %03d with some words\"}\n", i, f);
+      content += line;
+    }
+    write_file(dir + "/part-" + std::to_string(1000 + f) + ".jsonl", content);
+  }
+}
+
+TEST(LoaderState, SizeDoesNotGrowWithTheCorpus) {
+  TempDir small("state-small"), large("state-large");
+  write_uniform_corpus(small.path(), 4, 250);        // 10^3 documents
+  write_uniform_corpus(large.path(), 10, 100000);    // 10^6 documents
+  std::size_t sizes[2];
+  int i = 0;
+  for (const std::string& dir : {small.path(), large.path()}) {
+    LoaderOptions o = small_options({{"uniform", dir, 1.0, "text"}});
+    o.logical_shards = 64;
+    o.shuffle_window = 32;
+    World w(o, 4);
+    w.steps(30);
+    sizes[i++] = w.states()[1].size();
+  }
+  EXPECT_EQ(sizes[0], sizes[1]);
+  EXPECT_LT(sizes[0], 16u * 1024);
+}
+
+TEST(LoaderState, CorpusDriftIsDetectedAndCanBeAllowed) {
+  TempDir dir("drift");
+  write_generated_corpus(dir.path(), 3, 100, 20);
+  LoaderOptions o = small_options({{"gen", dir.path(), 1.0, "text"}});
+  World before(o, 2);
+  before.steps(10);
+  const std::vector<std::string> states = before.states();
+  // Same size, new content and modification time.
+  std::string victim = dir / "part-001.jsonl";
+  std::ifstream in(victim);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  content[content.find("w")] = 'W';
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(victim, content);
+  try {
+    World after(o, 2, states);
+    FAIL() << "drift not detected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("part-001.jsonl"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("allow_corpus_change"), std::string::npos) << e.what();
+  }
+  // A removed file changes the listing: also detected.
+  std::filesystem::remove(dir / "part-002.jsonl");
+  EXPECT_THROW(World(o, 2, states), Error);
+  // Opt-in: the dataset starts its next epoch on the new files.
+  o.allow_corpus_change = true;
+  World after(o, 2, states);
+  after.steps(5);
+  for (const auto& batch : after.provenance[0])
+    for (const auto& row : batch)
+      for (const auto& span : row.spans) EXPECT_GE(span.epoch, 1u);
+}
+
+// The byte encoder with another fingerprint: a "different tokenizer".
+class OtherEncoder final : public DocumentEncoder {
+ public:
+  void encode(std::string_view text, std::vector<TokenId>& out) const override { ByteEncoder().encode(text, out); }
+  std::uint64_t fingerprint() const override { return 42; }
+};
+
+TEST(LoaderState, TokenizerDriftIsDetectedAndCanBeAllowed) {
+  LoaderOptions o = options();
+  World before(o, 2);
+  before.steps(10);
+  auto other = std::make_shared<OtherEncoder>();
+  EXPECT_THROW(World(o, 2, before.states(), other), Error);
+  o.allow_corpus_change = true;
+  World after(o, 2, before.states(), other);
+  after.steps(3);
+  EXPECT_GT(after.ranks[0]->stats().dropped_spans + after.ranks[1]->stats().dropped_spans, 0u);
+}
+
+TEST(LoaderState, SeedOrLogicalShardsChangeIsRefused) {
+  LoaderOptions o = options();
+  World before(o, 2);
+  before.steps(2);
+  LoaderOptions seed = o;
+  seed.seed += 1;
+  EXPECT_THROW(World(seed, 2, before.states()), Error);
+  LoaderOptions shards = o;
+  shards.logical_shards = 32;
+  EXPECT_THROW(World(shards, 2, before.states()), Error);
+}
+
+}  // namespace
+}  // namespace llmtrain::data::testing

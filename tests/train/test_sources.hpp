@@ -1,0 +1,54 @@
+// Test doubles for the trainer: a size-1 Collectives and a synthetic, learnable BatchSource.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "llmtrain/data/batch.hpp"
+#include "llmtrain/dist/collectives.hpp"
+
+namespace llmtrain::testing {
+
+// One rank: every collective is the identity.
+class SingleRankCollectives : public dist::Collectives {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string name() const override { return "single"; }
+  void all_reduce_sum(float*, std::size_t) override {}
+  void all_reduce_mean(float*, std::size_t) override {}
+  void all_gather(const float* in, float* out, std::size_t count) override { std::copy(in, in + count, out); }
+  void reduce_scatter_sum(const float* in, float* out, std::size_t count) override { std::copy(in, in + count, out); }
+  void broadcast(float*, std::size_t, int) override {}
+  void synchronize() override {}
+};
+
+// Rows follow a fixed rule next = (5 * token + 3) mod vocab from a random start, so a model can learn to
+// predict every token but the first; the loss can fall from ln(vocab) towards ln(vocab)/seq_len.
+class PatternSource : public data::BatchSource {
+ public:
+  PatternSource(std::int64_t rows, std::int64_t seq_len, std::int32_t vocab, std::uint64_t seed)
+      : rows_(rows), seq_len_(seq_len), vocab_(vocab), rng_(seed) {}
+  data::Batch next() override {
+    data::Batch b;
+    b.rows = rows_;
+    b.seq_len = seq_len_;
+    std::uniform_int_distribution<std::int32_t> start(0, vocab_ - 1);
+    for (std::int64_t r = 0; r < rows_; ++r) {
+      std::int32_t t = start(rng_);
+      for (std::int64_t i = 0; i <= seq_len_; ++i) {
+        b.tokens.push_back(t);
+        b.doc_index.push_back(0);
+        t = (5 * t + 3) % vocab_;
+      }
+    }
+    return b;
+  }
+
+ private:
+  std::int64_t rows_, seq_len_;
+  std::int32_t vocab_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace llmtrain::testing
