@@ -90,9 +90,12 @@ std::string without_unicode_drift(const std::string& text) {
   return out;
 }
 
-// The hand-written scanners and PCRE2 (with the Oniguruma \s) find the same pieces everywhere.
+// The hand-written scanners (GPT-2, Llama-3, Qwen2, o200k) and PCRE2 (with the Oniguruma \s) find the
+// same pieces everywhere.
 TEST(TokenizerCorpus, FastScannersAgreeWithPcre2) {
   const char* gpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+  const char* qwen2 =
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
   const char* o200k =
       R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
   const char* llama3 =
@@ -100,6 +103,7 @@ TEST(TokenizerCorpus, FastScannersAgreeWithPcre2) {
   const std::pair<std::unique_ptr<Matcher>, std::unique_ptr<Matcher>> pairs[] = {
       {make_gpt2_matcher(), make_pcre2_matcher(gpt2, "test")},
       {make_cl100k_matcher(3), make_pcre2_matcher(llama3, "test")},
+      {make_cl100k_matcher(1), make_pcre2_matcher(qwen2, "test")},
       {make_o200k_matcher(), make_pcre2_matcher(o200k, "test")}};
   std::size_t pieces = 0;
   for (const auto& [fast, pcre] : pairs) {
