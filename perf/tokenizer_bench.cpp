@@ -3,7 +3,7 @@
 // 5.65-7.15 MB (Python standard library, C headers). "warm" keeps the per-thread pre-token cache between
 // iterations (a data loader's steady state); "cold" loads a fresh tokenizer, so the cache starts empty.
 //
-//   ./build/perf/tokenizer_bench [--benchmark_filter=Llama3]
+//   ./build/bin/tokenizer_bench [--benchmark_filter='tokenizer:1/']   (0 GPT-2, 1 Llama-3, 2 Mistral)
 // Llama-3 needs the shared data folder (LLMTRAIN_SHARED_DIR); it is skipped without it.
 #include <benchmark/benchmark.h>
 

@@ -95,7 +95,7 @@ def best_rate(fn, docs, repeat):
 
 def ours(build, cpu, shared):
     env = dict(os.environ, LLMTRAIN_SHARED_DIR=shared)
-    r = subprocess.run(["taskset", "-c", str(cpu), os.path.join(build, "perf/tokenizer_bench"),
+    r = subprocess.run(["taskset", "-c", str(cpu), os.path.join(build, "bin/tokenizer_bench"),
                         "--benchmark_filter=BM_Encode/tokenizer:[01]/", "--benchmark_format=json",
                         "--benchmark_min_time=2"], capture_output=True, text=True, check=True, env=env)
     rates = {}
