@@ -10,6 +10,7 @@ packages=(
   libopenblas-dev libtomlplusplus-dev nlohmann-json3-dev libsimdjson-dev
   libpcre2-dev zlib1g-dev libzstd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev zstd   # tokenizer fuzz targets (optional build) and data tools
 )
 
 missing=()

@@ -6,10 +6,9 @@
 namespace llmtrain::tokenizer {
 namespace {
 
-// \w approximated as letters, numbers and '_' (Unicode \w also has marks and connector punctuation).
-bool is_word_char(std::uint32_t cp) {
-  return cp == '_' || unicode::char_class(cp) == unicode::kLetter || unicode::char_class(cp) == unicode::kNumber;
-}
+// Rust's \w approximated as letters, marks, numbers and '_' (\w counts only decimal numbers, and all
+// connector punctuation).
+bool is_word_char(std::uint32_t cp) { return cp == '_' || unicode::category(cp) != unicode::kNone; }
 
 std::size_t previous_char(std::string_view text, std::size_t pos) {
   std::size_t p = pos - 1;

@@ -17,7 +17,7 @@ namespace llmtrain::tokenizer {
 struct AddedToken {
   std::string content;
   TokenId id = 0;
-  bool special = false, lstrip = false, rstrip = false, single_word = false, normalized = false;
+  bool lstrip = false, rstrip = false, single_word = false, normalized = false;
 };
 
 // Helpers for AddedTokenMatcher::split (defined in added_tokens.cpp).

@@ -12,7 +12,7 @@ namespace llmtrain::tokenizer {
 namespace {
 
 constexpr std::size_t kMaxCachedPiece = 256;      // longer pieces are rare; caching them wastes memory
-constexpr std::size_t kMaxCacheEntries = 1 << 18;  // cleared when full: bounded memory per thread
+constexpr std::size_t kMaxCacheEntries = 1 << 17;  // cleared when full: about 10 MB per thread at most
 const std::string_view kMetaspace = "\xE2\x96\x81";  // U+2581, SentencePiece's word marker
 
 std::string utf8_of(std::uint32_t cp) {

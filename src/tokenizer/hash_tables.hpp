@@ -116,7 +116,6 @@ class StringMap {
     size_ = 0;
   }
   std::size_t size() const { return size_; }
-  std::size_t arena_bytes() const { return arena_.size(); }
 
  private:
   static constexpr std::uint32_t kEmptyLen = ~0u;

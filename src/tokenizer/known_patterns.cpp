@@ -3,6 +3,9 @@
 //   GPT-2:   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //   Llama-3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
 //            \s*[\r\n]+|\s+(?!\S)|\s+          (Qwen2: \p{N} instead of \p{N}{1,3})
+//   o200k:   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//            [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//            \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
 // Both patterns match at every position, so a scanner only computes where the match starting at `pos`
 // ends, trying the alternatives in order as the regex engine does (including its backtracking on the
@@ -134,7 +137,94 @@ class Cl100kMatcher final : public Matcher {
   int max_digits_;
 };
 
+// o200k's letter classes: "upper" U = [Lu Lt Lm Lo M], "lower" W = [Ll Lm Lo M] (Lm, Lo, M are in both).
+inline bool is_upper(unicode::Category c) {
+  return c == unicode::kLu || c == unicode::kLt || c == unicode::kLm || c == unicode::kLo || c == unicode::kMark;
+}
+inline bool is_lower(unicode::Category c) {
+  return c == unicode::kLl || c == unicode::kLm || c == unicode::kLo || c == unicode::kMark;
+}
+inline unicode::Category category_at(std::string_view t, std::size_t i, int* len) {
+  return unicode::category(unicode::decode(t.data() + i, len));
+}
+
+class O200kMatcher final : public Matcher {
+ public:
+  bool find(std::string_view t, std::size_t from, std::size_t* start, std::size_t* end) const override {
+    if (from >= t.size()) return false;
+    *start = from;
+    *end = match_end(t, from);
+    return true;
+  }
+
+ private:
+  // An optional case-insensitive contraction after a word ending at e.
+  static std::size_t with_contraction(std::string_view t, std::size_t e) {
+    if (e < t.size() && t[e] == '\'') {
+      if (std::size_t c = contraction_end(t, e, true)) return c;
+    }
+    return e;
+  }
+  // U*W+ at q as the backtracking engine finds it, or 0: the greedy U run, then a W run after it, else the
+  // last W character inside the U run.
+  static std::size_t upper_star_lower_plus(std::string_view t, std::size_t q) {
+    std::size_t j = q, last_lower_end = 0;
+    int len = 0;
+    while (j < t.size()) {
+      const unicode::Category c = category_at(t, j, &len);
+      if (!is_upper(c)) break;
+      j += static_cast<std::size_t>(len);
+      if (is_lower(c)) last_lower_end = j;
+    }
+    std::size_t k = j;
+    while (k < t.size() && is_lower(category_at(t, k, &len))) k += static_cast<std::size_t>(len);
+    if (k > j) return k;
+    return last_lower_end;
+  }
+  // U+W* at q, or 0.
+  static std::size_t upper_plus_lower_star(std::string_view t, std::size_t q) {
+    std::size_t j = q;
+    int len = 0;
+    while (j < t.size() && is_upper(category_at(t, j, &len))) j += static_cast<std::size_t>(len);
+    if (j == q) return 0;
+    while (j < t.size() && is_lower(category_at(t, j, &len))) j += static_cast<std::size_t>(len);
+    return j;
+  }
+
+  static std::size_t match_end(std::string_view t, std::size_t i) {
+    int len = 0;
+    const CharClass cls = class_at(t, i, &len);
+    const std::size_t next = i + static_cast<std::size_t>(len);
+    // The optional [^\r\n\p{L}\p{N}] prefix is tried first, then its absence.
+    const bool prefix = cls != unicode::kLetter && cls != unicode::kNumber && t[i] != '\r' && t[i] != '\n';
+    for (auto word : {&upper_star_lower_plus, &upper_plus_lower_star}) {
+      if (prefix) {
+        if (std::size_t e = word(t, next)) return with_contraction(t, e);
+      }
+      if (std::size_t e = word(t, i)) return with_contraction(t, e);
+    }
+    if (cls == unicode::kNumber) {  // \p{N}{1,3}
+      std::size_t k = next;
+      for (int count = 1; count < 3 && k < t.size() && class_at(t, k, &len) == unicode::kNumber; ++count)
+        k += static_cast<std::size_t>(len);
+      return k;
+    }
+    const std::size_t j = t[i] == ' ' ? i + 1 : i;  // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+    if (j < t.size() && class_at(t, j, &len) == unicode::kOther) {
+      std::size_t k = run_end(t, j, unicode::kOther);
+      while (k < t.size() && (t[k] == '\r' || t[k] == '\n' || t[k] == '/')) ++k;
+      return k;
+    }
+    std::size_t last_newline;
+    const std::size_t e = whitespace_end(t, i, &last_newline);
+    if (last_newline != std::string_view::npos) return last_newline + 1;
+    return e;
+  }
+};
+
 }  // namespace
+
+std::unique_ptr<Matcher> make_o200k_matcher() { return std::make_unique<O200kMatcher>(); }
 
 std::unique_ptr<Matcher> make_gpt2_matcher() { return std::make_unique<Gpt2Matcher>(); }
 std::unique_ptr<Matcher> make_cl100k_matcher(int max_digits) { return std::make_unique<Cl100kMatcher>(max_digits); }

@@ -108,11 +108,10 @@ void load_tokenizer_json(const std::string& text, const std::string& where, Toke
       token.content = t.at("content").get<std::string>();
       token.id = t.at("id").get<TokenId>();
       LLMTRAIN_CHECK(token.id >= 0 && !token.content.empty(), where, ": invalid added token ", t.dump());
-      token.special = t.value("special", false);
       token.lstrip = t.value("lstrip", false);
       token.rstrip = t.value("rstrip", false);
       token.single_word = t.value("single_word", false);
-      token.normalized = t.value("normalized", !token.special);
+      token.normalized = t.value("normalized", !t.value("special", false));  // HF's default
       impl.added_tokens.push_back(token);
     }
   } catch (const json::exception& e) {
@@ -145,7 +144,6 @@ void load_vocab_and_merges(const std::string& vocab_json, const std::string& voc
     AddedToken token;
     token.content = "<|endoftext|>";
     token.id = *eot;
-    token.special = true;
     impl.added_tokens.push_back(token);
   }
 }

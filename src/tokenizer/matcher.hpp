@@ -1,8 +1,8 @@
 // Pattern matchers used by the Split pre-tokenizer and the Replace normalizer.
 //
 // A Split regex of tokenizer.json runs in Hugging Face through Oniguruma. For the patterns that real
-// tokenizers use (GPT-2, Llama-3 / cl100k-style, Qwen2) we have hand-written scanners that give the same
-// matches an order of magnitude faster; any other pattern runs through PCRE2 (UTF + UCP mode), with \s
+// tokenizers use (GPT-2, Llama-3 / cl100k-style, Qwen2, o200k) we have hand-written scanners that give the
+// same matches an order of magnitude faster; any other pattern runs through PCRE2 (UTF + UCP mode), with \s
 // widened to Oniguruma's white space set.
 #pragma once
 
@@ -29,6 +29,7 @@ std::unique_ptr<Matcher> make_literal_matcher(const std::string& literal);
 // The hand-written scanners, exposed for the pre-tokenizers and tests.
 std::unique_ptr<Matcher> make_gpt2_matcher();
 std::unique_ptr<Matcher> make_cl100k_matcher(int max_digits);  // Llama-3: 3 digits; Qwen2: 1
+std::unique_ptr<Matcher> make_o200k_matcher();
 
 // Calls fn(start, end) for each match in order, with Oniguruma's iteration rule for empty matches (an empty
 // match right where the previous match ended is skipped and the search moves on by one character).

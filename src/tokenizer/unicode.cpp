@@ -11,27 +11,30 @@ namespace {
 struct CodeRange {
   std::uint32_t first, last;
 };
+struct CategoryRange {
+  std::uint32_t first, last;
+  std::uint8_t category;
+};
 #include "unicode_tables.inc"
+
+constexpr std::uint8_t kSpaceBit = 8;  // table entries: category | kSpaceBit for White_Space
 
 // White_Space property (unchanged since Unicode 6); \s of Oniguruma (PCRE2 in UCP mode lacks U+0085).
 const CodeRange kSpaceRanges[] = {{0x9, 0xD},       {0x20, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},
                                   {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F},
                                   {0x205F, 0x205F}, {0x3000, 0x3000}};
 
-// stage1[cp >> 8] selects a 256-entry block of stage2; identical blocks are stored once.
+// stage1[cp >> 8] selects a 256-entry block of stage2 (category | kSpaceBit); identical blocks are stored once.
 struct ClassTable {
   std::array<std::uint16_t, 0x1100> stage1{};
   std::vector<std::uint8_t> stage2;
 
   ClassTable() {
-    std::vector<std::uint8_t> flat(0x110000, kOther);
-    auto fill = [&flat](const CodeRange* begin, const CodeRange* end, CharClass c) {
-      for (const CodeRange* r = begin; r != end; ++r)
-        for (std::uint32_t cp = r->first; cp <= r->last; ++cp) flat[cp] = c;
-    };
-    fill(std::begin(kLetterRanges), std::end(kLetterRanges), kLetter);
-    fill(std::begin(kNumberRanges), std::end(kNumberRanges), kNumber);
-    fill(std::begin(kSpaceRanges), std::end(kSpaceRanges), kSpace);
+    std::vector<std::uint8_t> flat(0x110000, kNone);
+    for (const CategoryRange& r : kCategoryRanges)
+      for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] = r.category;
+    for (const CodeRange& r : kSpaceRanges)
+      for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] |= kSpaceBit;
     for (std::size_t block = 0; block < stage1.size(); ++block) {
       const std::uint8_t* data = flat.data() + block * 256;
       std::size_t found = stage2.size() / 256;
@@ -50,6 +53,12 @@ struct ClassTable {
 const ClassTable& class_table() {
   static const ClassTable table;
   return table;
+}
+
+std::uint8_t table_entry(std::uint32_t cp) {
+  if (cp >= 0x110000) return kNone;
+  const ClassTable& t = class_table();
+  return t.stage2[t.stage1[cp >> 8] * 256u + (cp & 0xFFu)];
 }
 
 // Length of the valid UTF-8 sequence at p[0..n), or 0 if invalid; then *bad is the maximal invalid subpart.
@@ -95,11 +104,13 @@ const std::uint8_t kAsciiClass[128] = {
 // clang-format on
 
 CharClass non_ascii_class(std::uint32_t cp) {
-  if (cp >= 0x110000) return kOther;
-  const ClassTable& t = class_table();
-  return static_cast<CharClass>(t.stage2[t.stage1[cp >> 8] * 256u + (cp & 0xFFu)]);
+  static const CharClass coarse[8] = {kOther, kLetter, kLetter, kLetter, kLetter, kLetter, kOther, kNumber};
+  const std::uint8_t e = table_entry(cp);
+  return (e & kSpaceBit) ? kSpace : coarse[e & 7];
 }
 }  // namespace detail
+
+Category category(std::uint32_t cp) { return static_cast<Category>(table_entry(cp) & 7); }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
   if (cp < 0x80) {

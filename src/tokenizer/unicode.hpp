@@ -1,5 +1,6 @@
-// UTF-8 decoding and the three Unicode character classes the pre-tokenizer patterns need: letters (\p{L}),
-// numbers (\p{N}) and white space (\s, the White_Space property). Tables come from unicode_tables.inc.
+// UTF-8 decoding and the Unicode character classes the pre-tokenizer patterns need: letters (\p{L}),
+// numbers (\p{N}) and white space (\s, the White_Space property), plus the finer general categories of
+// o200k's pattern (Lu Ll Lt Lm Lo M). Tables come from unicode_tables.inc (Unicode 16.0).
 #pragma once
 
 #include <cstddef>
@@ -10,11 +11,14 @@
 namespace llmtrain::tokenizer::unicode {
 
 enum CharClass : std::uint8_t { kOther = 0, kLetter = 1, kNumber = 2, kSpace = 3 };
+enum Category : std::uint8_t { kNone = 0, kLu = 1, kLl = 2, kLt = 3, kLm = 4, kLo = 5, kMark = 6, kNum = 7 };
 
 namespace detail {
 extern const std::uint8_t kAsciiClass[128];
 CharClass non_ascii_class(std::uint32_t cp);
 }  // namespace detail
+
+Category category(std::uint32_t cp);
 
 inline CharClass char_class(std::uint32_t cp) {
   return cp < 128 ? static_cast<CharClass>(detail::kAsciiClass[cp]) : detail::non_ascii_class(cp);

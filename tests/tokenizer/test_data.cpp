@@ -67,6 +67,9 @@ std::string gpt2_dir() {
 std::string mistral_json() { return unpacked("mistral_tokenizer.json.zst", "mistral/tokenizer.json"); }
 
 std::optional<std::string> llama3_json() {
+  // A committed copy wins (if the licence question is settled, adding data/llama3_tokenizer.json.zst with
+  // the licence text is all it takes); otherwise the shared folder.
+  if (fs::exists(data_path("llama3_tokenizer.json.zst"))) return unpacked("llama3_tokenizer.json.zst", "llama3/tokenizer.json");
   const char* env = std::getenv("LLMTRAIN_SHARED_DIR");
   const std::string shared = env && *env ? env : LLMTRAIN_DEFAULT_SHARED_DIR;
   const fs::path p = fs::path(shared) / "data/tokenizers/llama3/tokenizer.json";

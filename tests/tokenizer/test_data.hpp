@@ -15,7 +15,7 @@ std::string read_binary(const std::string& path);
 std::string unpacked(const std::string& zst_name, const std::string& as);  // path of the unpacked file
 std::string gpt2_dir();       // holds encoder.json + vocab.bpe
 std::string mistral_json();   // tokenizer.json
-std::optional<std::string> llama3_json();  // nullopt when the shared folder is not there
+std::optional<std::string> llama3_json();  // data/llama3_tokenizer.json.zst, else the shared folder, else nullopt
 std::string temp_dir();
 
 // The differential corpus: documents and, per document, "count:hash" of HF's ids for gpt2, llama3,

@@ -1,0 +1,92 @@
+// llmtrain-tokenize: JSON Lines in, one JSON array of ids per line out (and back with --decode), plus its
+// error messages (file and line) and exit status for bad input.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "llmtrain/tokenizer/tokenizer.hpp"
+#include "test_data.hpp"
+
+namespace llmtrain::tokenizer {
+namespace {
+
+struct Result {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  const std::string command = std::string(LLMTRAIN_TOKENIZE_EXE) + " " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  Result r{-1, ""};
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string write(const std::string& name, const std::string& content) {
+  const std::string path = test::temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+TEST(TokenizeCli, EncodesDecodesAndBenches) {
+  const std::string tok = test::mistral_json();
+  const std::string input = write("in.jsonl", "{\"text\": \"Hello world\"}\n{\"body\": 1, \"text\": \"caf\\u00e9 \\ud83e\\udd99\"}\n");
+  const Tokenizer t = Tokenizer::load(tok);
+  auto ids_line = [](const std::vector<TokenId>& ids) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+    return s + "]\n";
+  };
+  Result r = run("--tokenizer " + tok + " " + input);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, ids_line(t.encode("Hello world")) + ids_line(t.encode("café 🦙")));
+  r = run("--tokenizer " + tok + " --add-special-tokens < " + input);  // stdin
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, ids_line(t.encode_with_special_tokens("Hello world")) + ids_line(t.encode_with_special_tokens("café 🦙")));
+  const std::string ids = write("ids.jsonl", ids_line(t.encode("Hello world")) + ids_line(t.encode("café 🦙")));
+  r = run("--tokenizer " + tok + " --decode --field body " + ids);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "{\"body\":\"Hello world\"}\n{\"body\":\"café 🦙\"}\n");
+  r = run("--tokenizer " + tok + " --bench " + input);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("documents 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MB/s"), std::string::npos);
+}
+
+TEST(TokenizeCli, BadInputNamesFileAndLine) {
+  const std::string tok = test::mistral_json();
+  const std::string good = "{\"text\": \"ok\"}\n";
+  auto error_of = [&](const std::string& args) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 1) << r.output;
+    return r.output;
+  };
+  const std::string malformed = write("malformed.jsonl", good + "{\"text\": \"unterminated}\n");
+  EXPECT_NE(error_of("--tokenizer " + tok + " " + malformed).find("malformed.jsonl:2: malformed JSON"), std::string::npos);
+  const std::string missing = write("missing.jsonl", good + good + "{\"title\": \"x\"}\n");
+  EXPECT_NE(error_of("--tokenizer " + tok + " " + missing).find("missing.jsonl:3: missing field \"text\""), std::string::npos);
+  const std::string number = write("number.jsonl", "{\"text\": 5}\n");
+  EXPECT_NE(error_of("--tokenizer " + tok + " " + number).find("number.jsonl:1: field \"text\" is not a string"),
+            std::string::npos);
+  const std::string bad_ids = write("bad_ids.jsonl", "[1, 2]\n[1, \"x\"]\n");
+  EXPECT_NE(error_of("--tokenizer " + tok + " --decode " + bad_ids).find("bad_ids.jsonl:2:"), std::string::npos);
+  const std::string big_id = write("big_id.jsonl", "[99999999]\n");
+  EXPECT_NE(error_of("--tokenizer " + tok + " --decode " + big_id).find("cannot decode id 99999999"), std::string::npos);
+  EXPECT_NE(error_of("--tokenizer " + tok + " /nonexistent/in.jsonl").find("/nonexistent/in.jsonl: cannot open"),
+            std::string::npos);
+  const std::string broken = write("broken.json", "{\"model\": ");
+  EXPECT_NE(error_of("--tokenizer " + broken + " " + missing).find("broken.json: malformed JSON"), std::string::npos);
+  EXPECT_NE(error_of("").find("--tokenizer is required"), std::string::npos);
+  EXPECT_NE(error_of("--tokenizer " + tok + " --bogus").find("unknown option --bogus"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmtrain::tokenizer
