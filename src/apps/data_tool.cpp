@@ -12,6 +12,7 @@
 // exactly-once guarantees from these files. `bench` measures rank 0 of W and ends with one JSON line of figures.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -22,6 +23,7 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/inspect.hpp"
 #include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/pretokenize.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
 #include "run_setup.hpp"
@@ -34,8 +36,10 @@ const char* const kUsage =
     "usage: llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR]\n"
     "                              [--save-state DIR] [--provenance FILE.jsonl]\n"
     "       llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]\n"
+    "                              [--threads T]\n"
     "       llmtrain-data inspect CONFIG [--rows N] [--world-size W] [--sample-blocks K]\n"
-    "       llmtrain-data state FILE\n";
+    "       llmtrain-data state FILE\n"
+    "       llmtrain-data pretokenize CONFIG --output DIR [--threads T]\n";
 
 long long to_int(const std::string& option, const std::string& value) {
   std::size_t used = 0;
@@ -77,8 +81,17 @@ int simulate_command(int argc, char** argv) {
   Config config = load_config(config_path);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
   data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  options.threads = 1;  // W loaders share this process: no thread per loader (the output is the same)
+  options.prefetch_rows = 0;
   data::simulate(options, std::make_shared<data::TokenizerEncoder>(tok), sim, std::cerr);
   return 0;
+}
+
+double cpu_seconds() {  // user + system time of the process, all threads
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -89,7 +102,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // time (restore reads rank 0's state and fresh states of the other ranks), peak memory of the process.
 int bench_command(int argc, char** argv) {
   std::string config_path;
-  long long steps = 50, batch = 8, world = 1, prefetch = 0;
+  long long steps = 50, batch = 8, world = 1, prefetch = -1, threads = -1;  // -1: as configured
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -100,17 +113,19 @@ int bench_command(int argc, char** argv) {
     else if (a == "--batch") batch = to_int(a, value());
     else if (a == "--world-size") world = to_int(a, value());
     else if (a == "--prefetch") prefetch = to_int(a, value());
+    else if (a == "--threads") threads = to_int(a, value());
     else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
     else config_path = a;
   }
   LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
-  LLMTRAIN_CHECK(steps >= 1 && batch >= 1 && world >= 1 && prefetch >= 0, "bench: --steps, --batch and "
-                 "--world-size must be >= 1, --prefetch >= 0\n", kUsage);
+  LLMTRAIN_CHECK(steps >= 1 && batch >= 1 && world >= 1 && prefetch >= -1 && threads >= -1 && threads != 0,
+                 "bench: --steps, --batch, --world-size and --threads must be >= 1, --prefetch >= 0\n", kUsage);
   Config config = load_config(config_path);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
   data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
   options.batch_rows = batch;
-  options.prefetch_rows = prefetch;
+  if (prefetch >= 0) options.prefetch_rows = prefetch;
+  if (threads >= 1) options.threads = threads;
   auto encoder = std::make_shared<data::TokenizerEncoder>(tok);
   const int w = static_cast<int>(world);
 
@@ -120,8 +135,9 @@ int bench_command(int argc, char** argv) {
   const double first_batch_s = seconds_since(start);
   std::int64_t tokens = 0;
   start = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_seconds();
   for (long long s = 0; s < steps; ++s) tokens += static_cast<std::int64_t>(loader.next().tokens.size());
-  const double run_s = seconds_since(start);
+  const double run_s = seconds_since(start), run_cpu_s = cpu_seconds() - cpu_start;
 
   start = std::chrono::steady_clock::now();
   std::vector<std::string> states = {loader.state()};
@@ -135,12 +151,15 @@ int bench_command(int argc, char** argv) {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   const double tokens_per_s = static_cast<double>(tokens) / run_s;
-  const int cores = prefetch > 0 ? 2 : 1;  // the consumer plus the producer thread
-  std::cout << "{\"tokens_per_s\":" << tokens_per_s << ",\"tokens_per_s_per_core\":" << tokens_per_s / cores
+  // Per core = per CPU second of the whole process (all its threads): honest on a shared machine too.
+  const double per_core = static_cast<double>(tokens) / std::max(run_cpu_s, 1e-9);
+  std::cout << "{\"tokens_per_s\":" << tokens_per_s << ",\"tokens_per_s_per_core\":" << per_core
             << ",\"time_to_first_batch_s\":" << first_batch_s << ",\"peak_rss_mb\":" << usage.ru_maxrss / 1024.0
             << ",\"state_bytes\":" << states[0].size() << ",\"state_save_ms\":" << save_ms
             << ",\"state_restore_ms\":" << restore_ms << ",\"world_size\":" << w << ",\"batch\":" << batch
-            << ",\"seq_len\":" << options.seq_len << ",\"steps\":" << steps << "}\n";
+            << ",\"seq_len\":" << options.seq_len << ",\"steps\":" << steps << ",\"threads\":" << options.threads
+            << ",\"prefetch_rows\":" << options.prefetch_rows << ",\"run_s\":" << run_s << ",\"run_cpu_s\":"
+            << run_cpu_s << "}\n";
   return 0;
 }
 
@@ -177,6 +196,7 @@ int inspect_command(int argc, char** argv) {
   }
   if (rows == 0) return 0;
   options.batch_rows = rows;
+  options.prefetch_rows = 0;
   data::Loader loader(options, std::make_shared<data::TokenizerEncoder>(tok), 0, static_cast<int>(world));
   data::Batch batch = loader.next();
   for (long long r = 0; r < rows; ++r) {
@@ -185,6 +205,36 @@ int inspect_command(int argc, char** argv) {
               << p.spans.front().file << " @" << p.spans.front().byte_offset << "):\n"
               << tok.decode(batch.row(r), static_cast<std::size_t>(batch.row_width())) << "\n";
   }
+  return 0;
+}
+
+// Every raw-text file of the configured datasets -> DIR/<dataset>/<file>.ltok, skipping complete outputs.
+int pretokenize_command(int argc, char** argv) {
+  std::string config_path, output;
+  long long threads = 0;  // 0: as configured (data.threads)
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      LLMTRAIN_CHECK(i + 1 < argc, "option ", a, " needs a value\n", kUsage);
+      return argv[++i];
+    };
+    if (a == "--output") output = value();
+    else if (a == "--threads") threads = to_int(a, value());
+    else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
+    else config_path = a;
+  }
+  LLMTRAIN_CHECK(!config_path.empty() && !output.empty(), "pretokenize: CONFIG and --output DIR are required\n",
+                 kUsage);
+  LLMTRAIN_CHECK(threads >= 0, "pretokenize: --threads must be >= 1\n", kUsage);
+  Config config = load_config(config_path);
+  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
+  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  const auto start = std::chrono::steady_clock::now();
+  data::PretokenizeReport r = data::pretokenize(options, data::TokenizerEncoder(tok), tok.vocab_size(), output,
+                                                static_cast<int>(threads > 0 ? threads : options.threads), std::cerr);
+  std::cout << "wrote " << r.files_written << " files (" << r.documents << " documents, " << r.tokens
+            << " tokens, " << r.bad_records << " bad records skipped), kept " << r.files_kept
+            << " complete files, in " << seconds_since(start) << " s\n";
   return 0;
 }
 
@@ -206,6 +256,7 @@ int main(int argc, char** argv) {
     if (command == "bench") return bench_command(argc, argv);
     if (command == "inspect") return inspect_command(argc, argv);
     if (command == "state") return state_command(argc, argv);
+    if (command == "pretokenize") return pretokenize_command(argc, argv);
     if (command == "--help" || command == "-h") {
       std::cout << kUsage;
       return 0;

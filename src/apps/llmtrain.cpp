@@ -134,12 +134,13 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   // Each rank streams its own logical shards; nothing is read before the first batch.
   std::unique_ptr<data::Loader> train_data, eval_data;
   dist::agree(runtime, [&] {
-    train_data = std::make_unique<data::Loader>(apps::loader_options(config, config.data.datasets, encoder->tokenizer()),
+    train_data = std::make_unique<data::Loader>(apps::loader_options(config, config.data.datasets, encoder->tokenizer(),
+                                                                     runtime.local_size()),
                                                 encoder, runtime.rank(), runtime.size());
     if (!config.data.eval_datasets.empty())
       eval_data = std::make_unique<data::Loader>(
-          apps::loader_options(config, config.data.eval_datasets, encoder->tokenizer()), encoder, runtime.rank(),
-          runtime.size());
+          apps::loader_options(config, config.data.eval_datasets, encoder->tokenizer(), runtime.local_size()),
+          encoder, runtime.rank(), runtime.size());
   });
 
   Kokkos::ScopeGuard kokkos;

@@ -44,7 +44,7 @@ model::ModelConfig model_config(const Config& config, std::int64_t tokenizer_voc
 }
 
 data::LoaderOptions loader_options(const Config& config, const std::vector<DatasetConfig>& datasets,
-                                   const tokenizer::Tokenizer& tokenizer) {
+                                   const tokenizer::Tokenizer& tokenizer, int local_ranks) {
   data::LoaderOptions out;
   for (const auto& d : datasets) out.datasets.push_back({d.name, d.path, d.weight, d.field});
   out.seq_len = config.data.seq_len;
@@ -56,6 +56,8 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
   out.on_bad_record = config.data.on_bad_record == "fail" ? data::BadRecordPolicy::fail : data::BadRecordPolicy::skip;
   out.max_bad_fraction = config.data.max_bad_fraction;
   out.allow_corpus_change = config.data.allow_corpus_change;
+  out.threads = config.data.threads > 0 ? config.data.threads : data::default_threads(local_ranks);
+  out.prefetch_rows = config.data.prefetch_rows;
   data::set_default_special_tokens(tokenizer, out);
   if (!config.tokenizer.bos_token.empty())
     out.bos_id = special_token(config, tokenizer, "bos_token", config.tokenizer.bos_token);

@@ -16,9 +16,10 @@ namespace llmtrain::apps {
 model::ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size);
 
 // Options of a loader over `datasets` (config.data.datasets or config.data.eval_datasets), with BOS/EOS
-// from [tokenizer] or, by default, from the tokenizer itself.
+// from [tokenizer] or, by default, from the tokenizer itself. local_ranks (processes of this node) sizes
+// data.threads = 0.
 data::LoaderOptions loader_options(const Config& config, const std::vector<DatasetConfig>& datasets,
-                                   const tokenizer::Tokenizer& tokenizer);
+                                   const tokenizer::Tokenizer& tokenizer, int local_ranks = 1);
 
 train::TrainOptions train_options(const Config& config);
 

@@ -42,7 +42,7 @@ void add_path(const std::string& path, std::vector<CorpusFile>& out) {
   } else if (fs::exists(path, ec)) {
     FileFormat format;
     LLMTRAIN_CHECK(corpus_format(path, format), path,
-                   ": not a corpus file (expected .jsonl, .jsonl.gz, .jsonl.zst or .txt)");
+                   ": not a corpus file (expected .jsonl, .jsonl.gz, .jsonl.zst, .txt, .ltok or a Megatron .bin)");
     add_file(path, out);
   }
 }
@@ -58,6 +58,10 @@ bool corpus_format(const std::string& path, FileFormat& format) {
     format = FileFormat::jsonl_zst;
   } else if (ends_with(path, ".txt")) {
     format = FileFormat::text;
+  } else if (ends_with(path, ".ltok")) {
+    format = FileFormat::ltok;
+  } else if (ends_with(path, ".bin")) {  // with its .idx next to it
+    format = FileFormat::megatron;
   } else {
     return false;
   }

@@ -11,7 +11,8 @@
 
 namespace llmtrain::data {
 
-enum class FileFormat { jsonl, jsonl_gz, jsonl_zst, text };
+// ltok: our token file; megatron: the .bin of a Megatron-LM .bin/.idx pair (token_files.hpp).
+enum class FileFormat { jsonl, jsonl_gz, jsonl_zst, text, ltok, megatron };
 
 struct CorpusFile {
   std::string path;
@@ -29,11 +30,14 @@ struct DatasetFiles {
   std::uint64_t total_bytes = 0;
 };
 
-// The format a file name implies (.jsonl, .jsonl.gz, .jsonl.zst, .txt), or false if it is not a corpus file.
+// The format a file name implies (.jsonl, .jsonl.gz, .jsonl.zst, .txt, .ltok, .bin), or false if it is not a
+// corpus file.
 bool corpus_format(const std::string& path, FileFormat& format);
 
-// JSON Lines files can be cut at any byte; compressed and plain-text files are read whole.
-inline bool splittable(FileFormat f) { return f == FileFormat::jsonl; }
+inline bool is_token_format(FileFormat f) { return f == FileFormat::ltok || f == FileFormat::megatron; }
+
+// JSON Lines and token files can be cut at any byte; compressed and plain-text files are read whole.
+inline bool splittable(FileFormat f) { return f == FileFormat::jsonl || is_token_format(f); }
 
 // Lists a dataset: a file, a directory (recursive) or a glob pattern. Fails if nothing matches.
 DatasetFiles list_dataset(const DatasetSpec& spec);

@@ -42,7 +42,7 @@ std::vector<DatasetSummary> summarize_corpus(const LoaderOptions& options, const
           continue;
         }
         tokens.clear();
-        encoder.encode(text, tokens);
+        document_tokens(file.format, text, encoder, tokens);
         s.sampled_tokens += tokens.size();
       }
     }

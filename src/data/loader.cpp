@@ -2,6 +2,7 @@
 // encoder turns it into framed tokens, the packer fills rows, the shuffle window releases them.
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "llmtrain/core/error.hpp"
 #include "loader_impl.hpp"
@@ -24,6 +25,8 @@ Loader::Impl::Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder>
                  " must be in [1, data.logical_shards = ", opt_.logical_shards, "]");
   LLMTRAIN_CHECK(rank >= 0 && rank < world_size, "rank ", rank, " out of range for world size ", world_size);
   LLMTRAIN_CHECK(opt_.shuffle_window >= 1, "data.shuffle_window must be >= 1, got ", opt_.shuffle_window);
+  LLMTRAIN_CHECK(opt_.threads >= 1 && opt_.threads <= 1024, "data.threads must be in [1, 1024] here, got ",
+                 opt_.threads);
   LLMTRAIN_CHECK(opt_.batch_rows >= 1, "batch rows must be >= 1, got ", opt_.batch_rows);
   LLMTRAIN_CHECK(opt_.block_bytes >= 1, "data.block_bytes must be >= 1, got ", opt_.block_bytes);
   LLMTRAIN_CHECK(opt_.max_bad_fraction >= 0 && opt_.max_bad_fraction <= 1,
@@ -52,9 +55,9 @@ Loader::Impl::Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder>
   empty_.assign(opt_.datasets.size(), false);
 }
 
-void Loader::Impl::frame(std::string_view text, std::vector<TokenId>& framed) const {
+void Loader::Impl::frame(FileFormat format, std::string_view text, std::vector<TokenId>& framed) const {
   if (opt_.bos_id) framed.push_back(*opt_.bos_id);
-  encoder_->encode(text, framed);
+  document_tokens(format, text, *encoder_, framed);
   if (opt_.eos_id) framed.push_back(*opt_.eos_id);
 }
 
@@ -81,16 +84,43 @@ bool Loader::Impl::draw(DocRef& doc, std::vector<TokenId>& framed) {
       }
     }
     if (best == streams_.size()) return false;
-    auto next = streams_[best]->next(extractor_, bad);
-    if (!next) {
+    if (!next_document(best, doc, framed, bad)) {
       empty_[best] = true;
       continue;
     }
-    doc = next->ref;
-    frame(next->text, framed);
     tokens_since_weights_[best] += framed.size();
     return true;
   }
+}
+
+// The next document of one dataset: straight from its stream with one thread, else from its lookahead,
+// which is refilled so that the workers always have the following documents to tokenize.
+bool Loader::Impl::next_document(std::size_t dataset, DocRef& doc, std::vector<TokenId>& framed,
+                                 const BadRecordPolicyState& bad) {
+  if (opt_.threads == 1) {
+    auto next = streams_[dataset]->next(extractor_, bad);
+    if (!next) return false;
+    doc = next->ref;
+    frame(next->format, next->text, framed);
+    return true;
+  }
+  if (!pool_) {
+    pool_ = std::make_unique<EncodePool>(static_cast<int>(opt_.threads),
+                                         [this](FileFormat format, std::string_view text, std::vector<TokenId>& out) {
+      frame(format, text, out);
+    });
+    for (auto& stream : streams_)
+      ahead_.push_back(std::make_unique<Lookahead>(*stream, static_cast<std::size_t>(opt_.threads * kLookaheadPerThread)));
+  }
+  Lookahead& ahead = *ahead_[dataset];
+  ahead.fill(*pool_, extractor_, bad);
+  bool found = ahead.take(*pool_, doc, framed);
+  ahead.fill(*pool_, extractor_, bad);
+  return found;
+}
+
+StreamPosition Loader::Impl::position(std::size_t dataset) const {
+  return ahead_.empty() ? streams_[dataset]->position() : ahead_[dataset]->position();
 }
 
 void Loader::Impl::load(const DocRef& doc, std::vector<TokenId>& framed) {
@@ -100,7 +130,7 @@ void Loader::Impl::load(const DocRef& doc, std::vector<TokenId>& framed) {
   std::string why;
   LLMTRAIN_CHECK(extractor_.extract(file.format, raw, files_[doc.dataset].field, text, why), file.path, ": byte ",
                  doc.byte_offset, ": a record of the saved state became unreadable (", why, ")");
-  frame(text, framed);
+  frame(file.format, text, framed);
 }
 
 PackedRow Loader::Impl::next_row() {
@@ -167,7 +197,7 @@ SavedState Loader::Impl::save() const {
   s.eos = opt_.eos_id ? *opt_.eos_id : -1;
   s.window_counter = window_counter_;
   for (std::size_t d = 0; d < streams_.size(); ++d) {
-    const ShardStream& stream = *streams_[d];
+    const StreamPosition stream = position(d);
     SavedDataset sd;
     sd.name = opt_.datasets[d].name;
     sd.weight = opt_.datasets[d].weight;
@@ -177,7 +207,7 @@ SavedState Loader::Impl::save() const {
     sd.draw_counter = stream.draw_counter;
     sd.records_read = stream.records_read;
     sd.bad_records = stream.bad_records;
-    sd.cursors = stream.cursors();
+    sd.cursors = stream.cursors;
     for (const ShardCursor& c : sd.cursors)
       sd.fingerprints.push_back(shard_fingerprint(files_[d], s.logical_shards, c.shard));
     s.datasets.push_back(std::move(sd));
@@ -193,9 +223,10 @@ LoaderStats Loader::Impl::stats() const {
   for (std::size_t d = 0; d < streams_.size(); ++d) {
     DatasetStats ds;
     ds.name = opt_.datasets[d].name;
-    ds.epoch = empty_[d] ? UINT32_MAX : streams_[d]->min_epoch();
-    ds.records_read = streams_[d]->records_read;
-    ds.bad_records = streams_[d]->bad_records;
+    const StreamPosition stream = position(d);
+    ds.epoch = empty_[d] ? UINT32_MAX : stream.min_epoch();
+    ds.records_read = stream.records_read;
+    ds.bad_records = stream.bad_records;
     ds.tokens_drawn = tokens_since_weights_[d];
     st.datasets.push_back(ds);
   }
@@ -238,5 +269,10 @@ std::string Loader::state() const {
 void Loader::restore(const std::vector<std::string>& saved_states) { impl_->restore(saved_states); }
 
 LoaderStats Loader::stats() const { return prefetcher_ ? prefetcher_->stats() : impl_->stats(); }
+
+std::int64_t default_threads(int local_ranks) {
+  std::int64_t cores = std::thread::hardware_concurrency();
+  return std::max<std::int64_t>(1, cores / std::max(1, local_ranks));
+}
 
 }  // namespace llmtrain::data

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "corpus.hpp"
+#include "encode_pool.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "packer.hpp"
 #include "records.hpp"
@@ -29,13 +30,17 @@ class Loader::Impl {
   LoaderStats stats() const;
   std::int64_t batch_rows() const { return opt_.batch_rows; }
   std::int64_t prefetch_rows() const { return opt_.prefetch_rows; }
+  // Documents read ahead per dataset for the tokenizing threads: enough to keep them all busy.
+  static constexpr int kLookaheadPerThread = 4;
 
   std::vector<RowProvenance> provenance;  // of the last batch
 
  private:
   bool draw(DocRef& doc, std::vector<TokenId>& framed);         // mixing: next document of this rank
   void load(const DocRef& doc, std::vector<TokenId>& framed);   // re-encode a known document
-  void frame(std::string_view text, std::vector<TokenId>& framed) const;
+  void frame(FileFormat format, std::string_view text, std::vector<TokenId>& framed) const;
+  bool next_document(std::size_t dataset, DocRef& doc, std::vector<TokenId>& framed, const BadRecordPolicyState& bad);
+  StreamPosition position(std::size_t dataset) const;  // as of the documents drawn (not read ahead)
   RowProvenance describe_row(const PackedRow& row) const;
   // restore.cpp
   Span remap(Span saved, const std::vector<int>& dataset_map) const;  // saved dataset index -> ours, checked
@@ -60,6 +65,10 @@ class Loader::Impl {
   std::map<std::string, std::uint64_t> bad_by_file_;
   std::uint64_t dropped_spans_ = 0;
   bool started_ = false;
+  // threads > 1: one lookahead per dataset, tokenized by the pool (encode_pool.hpp). Made at the first draw;
+  // the pool is declared last so that its workers are joined before anything they use is destroyed.
+  std::vector<std::unique_ptr<Lookahead>> ahead_;
+  std::unique_ptr<EncodePool> pool_;
 };
 
 }  // namespace llmtrain::data

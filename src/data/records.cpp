@@ -1,6 +1,8 @@
 // Block and record reading, decompression and text extraction (see records.hpp).
 #include "records.hpp"
 
+#include "token_files.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -120,7 +122,8 @@ void index_lines(LoadedBlock& block, std::uint64_t from, std::uint64_t to, bool 
     std::size_t nl = d.find('\n', start);
     std::uint64_t end = nl == std::string::npos ? d.size() : nl;
     std::uint64_t text_end = end > start && d[end - 1] == '\r' ? end - 1 : end;
-    if (!blank(d.data() + start, text_end - start)) block.records.push_back({start, text_end});
+    if (!blank(d.data() + start, text_end - start))
+      block.records.push_back({start, text_end, block.data_offset + start});
     start = end + 1;
   }
 }
@@ -128,11 +131,12 @@ void index_lines(LoadedBlock& block, std::uint64_t from, std::uint64_t to, bool 
 }  // namespace
 
 LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range) {
+  if (is_token_format(file.format)) return read_token_block(file, range);
   LoadedBlock block;
   if (!splittable(file.format)) {
     read_whole(file, block.data, block.error);
     if (file.format == FileFormat::text) {
-      if (block.error.empty()) block.records.push_back({0, block.data.size()});
+      if (block.error.empty()) block.records.push_back({0, block.data.size(), 0});
     } else {
       index_lines(block, 0, block.data.size(), true);
     }
@@ -165,6 +169,7 @@ LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range) {
 }
 
 std::string read_record(const CorpusFile& file, std::uint64_t byte_offset) {
+  if (is_token_format(file.format)) return read_token_record(file, byte_offset);
   std::string data, error;
   if (splittable(file.format)) {
     int fd = ::open(file.path.c_str(), O_RDONLY);
@@ -191,6 +196,17 @@ std::string read_record(const CorpusFile& file, std::uint64_t byte_offset) {
   return data;
 }
 
+void document_tokens(FileFormat format, std::string_view text, const DocumentEncoder& encoder,
+                     std::vector<TokenId>& out) {
+  if (!is_token_format(format)) {
+    encoder.encode(text, out);
+    return;
+  }
+  const std::size_t start = out.size();
+  out.resize(start + text.size() / sizeof(TokenId));
+  std::memcpy(out.data() + start, text.data(), text.size() / sizeof(TokenId) * sizeof(TokenId));
+}
+
 struct TextExtractor::Parser {
   simdjson::dom::parser dom;
 };
@@ -200,6 +216,10 @@ TextExtractor::~TextExtractor() = default;
 
 bool TextExtractor::extract(FileFormat format, std::string_view raw, const std::string& field,
                             std::string_view& text, std::string& why) {
+  if (is_token_format(format)) {  // already tokens (validated when the block was read)
+    text = raw;
+    return true;
+  }
   if (format == FileFormat::text) {
     if (!simdjson::validate_utf8(raw.data(), raw.size())) {
       why = "invalid UTF-8";

@@ -19,6 +19,7 @@ namespace llmtrain::data {
 struct LoadedBlock {
   struct Record {
     std::uint64_t begin, end;  // into data
+    std::uint64_t offset;      // the record's key: where it starts in the file (see DocRef::byte_offset)
   };
   std::string data;
   std::uint64_t data_offset = 0;  // file offset of data[0]
@@ -26,8 +27,8 @@ struct LoadedBlock {
   std::string error;  // set when the file could not be read whole (unreadable, truncated stream)
 };
 
-// Reads a block and finds its records. Never throws for bad input: problems land in `error`, and the records
-// that could be read are kept.
+// Reads a block and finds its records. Never throws for bad input of text files: problems land in `error`, and
+// the records that could be read are kept. A damaged token file throws (token_files.hpp says why).
 LoadedBlock read_block(const CorpusFile& file, const ShardBlock& block);
 
 // The raw bytes of the one record starting at `byte_offset`. Throws if it cannot be read.
@@ -35,6 +36,11 @@ std::string read_record(const CorpusFile& file, std::uint64_t byte_offset);
 
 // Turns a raw record into document text: the string `field` of a JSON object, or the file's text, checked
 // to be valid UTF-8. One extractor per thread (it owns a parser).
+// A document's tokens without BOS/EOS: the encoding of its text, or, for a token file, the record itself
+// (little-endian int32 ids, as read_block and read_record give them).
+void document_tokens(FileFormat format, std::string_view text, const DocumentEncoder& encoder,
+                     std::vector<TokenId>& out);
+
 class TextExtractor {
  public:
   TextExtractor();

@@ -46,6 +46,12 @@ void ShardStream::set_cursor(const ShardCursor& cursor) {
   LLMTRAIN_FAIL("dataset '", files_.name, "': rank ", rank_, " does not own logical shard ", cursor.shard);
 }
 
+std::uint32_t StreamPosition::min_epoch() const {
+  std::uint32_t e = UINT32_MAX;
+  for (const ShardCursor& c : cursors) e = std::min(e, c.epoch);
+  return e;
+}
+
 std::uint32_t ShardStream::min_epoch() const {
   std::uint32_t e = UINT32_MAX;
   for (const Shard& s : shards_) e = std::min(e, s.cursor.epoch);
@@ -130,12 +136,13 @@ bool ShardStream::advance(Shard& shard, TextExtractor& extractor, const BadRecor
     const LoadedBlock& block = shard.block;
     KeyedPermutation doc_order(block.records.size(), hash_values({key(c.epoch, c.shard), shard.block_index}));
     const LoadedBlock::Record& r = block.records[doc_order(c.doc_pos++)];
-    const std::uint64_t offset = block.data_offset + r.begin;
+    const std::uint64_t offset = r.offset;
     std::string why;
     ++records_read;
     std::string_view raw(block.data.data() + r.begin, r.end - r.begin);
     if (extractor.extract(file.format, raw, files_.field, out.text, why)) {
       out.ref = DocRef{index_, range.file, offset, c.epoch};
+      out.format = file.format;
       return true;
     }
     count_bad(file.path, offset, why, bad);

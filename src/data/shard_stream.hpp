@@ -46,6 +46,13 @@ struct BadRecordPolicyState {
   std::map<std::string, std::uint64_t>* by_file = nullptr;  // where skipped records are counted
 };
 
+// What a saved state records of a stream: its cursors and counters (all a resumed stream needs).
+struct StreamPosition {
+  std::vector<ShardCursor> cursors;
+  std::uint64_t draw_counter = 0, records_read = 0, bad_records = 0;
+  std::uint32_t min_epoch() const;
+};
+
 class ShardStream {
  public:
   ShardStream(const DatasetFiles& files, std::uint32_t dataset_index, std::uint64_t seed,
@@ -55,11 +62,13 @@ class ShardStream {
   // The text stays valid until the next call.
   struct Drawn {
     DocRef ref;
-    std::string_view text;
+    std::string_view text;  // for token files: the document's tokens as int32 bytes
+    FileFormat format;
   };
   std::optional<Drawn> next(TextExtractor& extractor, const BadRecordPolicyState& bad);
 
   std::vector<ShardCursor> cursors() const;
+  StreamPosition position() const { return {cursors(), draw_counter, records_read, bad_records}; }
   void set_cursor(const ShardCursor& cursor);  // for an owned shard, from a saved state
   std::uint32_t min_epoch() const;             // lowest epoch among owned shards
 

@@ -52,6 +52,8 @@ struct DataConfig {
   std::int64_t block_bytes;
   std::string on_bad_record;
   double max_bad_fraction;
+  std::int64_t threads;
+  std::int64_t prefetch_rows;
   bool allow_corpus_change;
   std::vector<DatasetConfig> datasets;
   std::vector<DatasetConfig> eval_datasets;

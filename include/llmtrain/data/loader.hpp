@@ -43,6 +43,7 @@ struct LoaderOptions {
   BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
   double max_bad_fraction = 0.01;  // skipping turns into an error above this share of bad records
   std::int64_t prefetch_rows = 0;  // rows a background thread prepares ahead of next(); 0: synchronous
+  std::int64_t threads = 1;        // tokenizing threads (1: in the loader's thread); output independent of it
   bool allow_corpus_change = false;        // resume even if the corpus or the tokenizer changed (see docs)
 };
 
@@ -102,6 +103,10 @@ class Loader final : public BatchSource {
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<Prefetcher> prefetcher_;  // started by the first next() when prefetch_rows > 0
 };
+
+// Tokenizing threads for a rank that shares its node with local_ranks - 1 others: the node's cores divided
+// among them, at least 1 (what data.threads = 0 means).
+std::int64_t default_threads(int local_ranks);
 
 // A readable dump of a state blob (what `llmtrain-data simulate` prints, and what a user reads when a
 // resume fails).

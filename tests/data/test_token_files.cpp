@@ -1,0 +1,192 @@
+// Pre-tokenized input: .ltok files written by pretokenize and Megatron .bin/.idx pairs go through the same
+// shards, shuffling, packing, mixing and state as raw text (every token exactly once per epoch, across a
+// rescale, mixed with raw text, with several threads); pretokenize is resumable; damaged files fail with
+// errors naming them.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "llmtrain/data/pretokenize.hpp"
+#include "loader_test_util.hpp"
+#include "token_files.hpp"
+
+namespace llmtrain::data::testing {
+namespace {
+
+constexpr std::uint64_t kVocab = 258;  // bytes + BOS + EOS
+
+// The committed license corpus, pre-tokenized with the byte encoder into dir/licenses/.
+PretokenizeReport pretokenize_licenses(const std::string& dir, int threads = 2) {
+  LoaderOptions o = small_options({{"licenses", license_corpus(), 1.0, "text"}});
+  std::ostringstream log;
+  return pretokenize(o, ByteEncoder(), kVocab, dir, threads, log);
+}
+
+std::vector<std::vector<TokenId>> sorted_documents(const Corpus& c) {
+  std::vector<std::vector<TokenId>> docs;
+  for (const auto& [key, tokens] : c.docs) docs.push_back(tokens);
+  std::sort(docs.begin(), docs.end());
+  return docs;
+}
+
+void expect_exactly_once_with_rescale(const LoaderOptions& o) {
+  Corpus corpus = scan_corpus(o, ByteEncoder());
+  Coverage cov;
+  World first(o, 2);
+  first.steps(10, &cov, &corpus);
+  World second(o, 3, first.states());
+  second.run_through_epoch(0, &cov, &corpus);
+  cov.expect_exactly(corpus, 0);
+}
+
+// A Megatron pair with 16-bit tokens (dtype code 8), one sequence per document.
+void write_megatron(const std::string& prefix, const std::vector<std::vector<TokenId>>& docs) {
+  std::string bin, idx("MMIDIDX\0\0", 9);
+  auto put = [&idx](const void* p, std::size_t n) { idx.append(static_cast<const char*>(p), n); };
+  std::uint64_t version = 1, count = docs.size(), doc_entries = docs.size() + 1;
+  put(&version, 8);
+  idx.push_back(8);
+  put(&count, 8);
+  put(&doc_entries, 8);
+  std::vector<std::int64_t> pointers;
+  for (const auto& d : docs) {
+    std::int32_t size = static_cast<std::int32_t>(d.size());
+    put(&size, 4);
+    pointers.push_back(static_cast<std::int64_t>(bin.size()));
+    for (TokenId t : d) {
+      std::uint16_t v = static_cast<std::uint16_t>(t);
+      bin.append(reinterpret_cast<const char*>(&v), 2);
+    }
+  }
+  put(pointers.data(), 8 * pointers.size());
+  for (std::int64_t i = 0; i <= static_cast<std::int64_t>(docs.size()); ++i) put(&i, 8);
+  write_file(prefix + ".bin", bin);
+  write_file(prefix + ".idx", idx);
+}
+
+std::string error_of(const LoaderOptions& o) {
+  try {
+    World w(o, 1);
+    w.steps(50);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TokenFiles, PretokenizedCorpusHoldsTheSameDocumentsAndIsDeliveredExactlyOnce) {
+  TempDir dir("ltok");
+  PretokenizeReport r = pretokenize_licenses(dir.path());
+  EXPECT_EQ(r.files_written, 7u);  // one per input file: 4 JSON Lines (plain, .gz, .zst) and 3 .txt
+  LoaderOptions raw = small_options({{"licenses", license_corpus(), 1.0, "text"}});
+  LoaderOptions ltok = small_options({{"licenses", dir / "licenses", 1.0, "text"}});
+  EXPECT_EQ(sorted_documents(scan_corpus(ltok, ByteEncoder())), sorted_documents(scan_corpus(raw, ByteEncoder())));
+  expect_exactly_once_with_rescale(ltok);
+  ltok.threads = 3;
+  expect_exactly_once_with_rescale(ltok);
+}
+
+TEST(TokenFiles, MegatronPairIsDeliveredExactlyOnceKeyedByPointer) {
+  TempDir dir("megatron");
+  LoaderOptions raw = small_options({{"licenses", license_corpus(), 1.0, "text"}});
+  write_megatron(dir / "mix_text_document", sorted_documents(scan_corpus(raw, ByteEncoder())));
+  LoaderOptions o = small_options({{"megatron", dir / "mix_text_document.bin", 1.0, "text"}});
+  Corpus corpus = scan_corpus(o, ByteEncoder());
+  EXPECT_EQ(sorted_documents(corpus), sorted_documents(scan_corpus(raw, ByteEncoder())));
+  EXPECT_EQ(corpus.docs.begin()->first.second, 0u);  // the first document starts at byte 0 of the .bin
+  expect_exactly_once_with_rescale(o);
+}
+
+TEST(TokenFiles, RawTextAndBothTokenFormatsMixInOneRun) {
+  TempDir dir("mixed");
+  pretokenize_licenses(dir.path());
+  LoaderOptions raw = small_options({{"t", license_corpus() + "/gpl-3.jsonl", 1.0, "text"}});
+  write_megatron(dir / "gpl", sorted_documents(scan_corpus(raw, ByteEncoder())));
+  LoaderOptions o = small_options({{"raw", license_corpus() + "/lgpl-2.1.jsonl", 0.5, "text"},
+                                   {"ltok", dir / "licenses/gpl-3.jsonl.ltok", 0.3, "text"},
+                                   {"megatron", dir / "gpl.bin", 0.2, "text"}});
+  expect_exactly_once_with_rescale(o);
+  LoaderOptions threaded = o;
+  threaded.threads = 3;
+  World one(o, 2), many(threaded, 2);
+  one.steps(20);
+  many.steps(20);
+  for (std::size_t r = 0; r < 2; ++r)
+    for (std::size_t s = 0; s < 20; ++s) ASSERT_EQ(one.batches[r][s].tokens, many.batches[r][s].tokens);
+  EXPECT_TRUE(one.states() == many.states());
+}
+
+TEST(TokenFiles, PretokenizeIsResumableAndRewritesDamagedOutputs) {
+  TempDir dir("resume");
+  PretokenizeReport first = pretokenize_licenses(dir.path());
+  PretokenizeReport again = pretokenize_licenses(dir.path(), 1);
+  EXPECT_EQ(again.files_written, 0u);
+  EXPECT_EQ(again.files_kept, first.files_written);
+  const std::string victim = dir / "licenses/gpl-3.jsonl.ltok";
+  std::string bytes;
+  {
+    std::ifstream in(victim, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[100] ^= 1;  // a token: only the checksum sees it
+  write_file(victim, bytes);
+  std::string why;
+  EXPECT_FALSE(verify_token_file(victim, ByteEncoder().fingerprint(), why));
+  EXPECT_EQ(why, "checksum mismatch");
+  PretokenizeReport repaired = pretokenize_licenses(dir.path());
+  EXPECT_EQ(repaired.files_written, 1u);
+  EXPECT_TRUE(verify_token_file(victim, ByteEncoder().fingerprint(), why)) << why;
+}
+
+TEST(TokenFiles, DamagedFilesFailWithErrorsNamingThem) {
+  TempDir dir("damaged");
+  pretokenize_licenses(dir.path());
+  const std::string good = dir / "licenses/gpl-3.jsonl.ltok";
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto ltok_error = [&](const std::string& content) {
+    write_file(dir / "bad/x.ltok", content);
+    return error_of(small_options({{"bad", dir / "bad/x.ltok", 1.0, "text"}}));
+  };
+  std::string e = ltok_error(bytes.substr(0, bytes.size() - 5));
+  EXPECT_NE(e.find("x.ltok: truncated or corrupt token file"), std::string::npos) << e;
+  std::string header = bytes;
+  header[20] ^= 1;
+  e = ltok_error(header);
+  EXPECT_NE(e.find("x.ltok: corrupt token file header"), std::string::npos) << e;
+  e = ltok_error("not a token file at all, but long enough to hold a header of sixty-four bytes......");
+  EXPECT_NE(e.find("x.ltok: not an llmtrain token file"), std::string::npos) << e;
+
+  LoaderOptions raw = small_options({{"t", license_corpus() + "/gpl-3.jsonl", 1.0, "text"}});
+  write_megatron(dir / "m/data", sorted_documents(scan_corpus(raw, ByteEncoder())));
+  LoaderOptions megatron = small_options({{"m", dir / "m/data.bin", 1.0, "text"}});
+  std::string idx;
+  {
+    std::ifstream in(dir / "m/data.idx", std::ios::binary);
+    idx.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  write_file(dir / "m/data.idx", idx.substr(0, idx.size() - 3));
+  e = error_of(megatron);
+  EXPECT_NE(e.find("data.idx: truncated or corrupt Megatron index"), std::string::npos) << e;
+  std::string magic = idx;
+  magic[0] = 'X';
+  write_file(dir / "m/data.idx", magic);
+  e = error_of(megatron);
+  EXPECT_NE(e.find("data.idx: not a Megatron index"), std::string::npos) << e;
+  std::string sizes = idx;
+  std::int32_t huge = 1 << 30;
+  std::memcpy(sizes.data() + 34, &huge, 4);  // the first sequence now runs past the end of the .bin
+  write_file(dir / "m/data.idx", sizes);
+  e = error_of(megatron);
+  EXPECT_NE(e.find("lies outside"), std::string::npos) << e;
+  std::filesystem::remove(dir / "m/data.idx");
+  e = error_of(megatron);
+  EXPECT_NE(e.find("data.idx: cannot open"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace llmtrain::data::testing
