@@ -134,8 +134,8 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "Fraction of skipped records (per rank and dataset, checked once 100 records were read) above which skipping becomes an error.")),
       bind_member(&C::data, &DataConfig::threads, integer<C>("data", "threads", 0, 0, 1024,
            "Tokenizing threads per rank; 0: the node's cores divided by its ranks (at least 1). Output does not depend on it.")),
-      bind_member(&C::data, &DataConfig::prefetch_rows, integer<C>("data", "prefetch_rows", 64, 0, 1 << 20,
-           "Rows a background thread prepares ahead of the trainer; 0: prepared synchronously in next().")),
+      bind_member(&C::data, &DataConfig::prefetch_rows, integer<C>("data", "prefetch_rows", 0, 0, 1 << 20,
+           "Rows a background thread prepares ahead of the trainer (e.g. 64); 0: prepared synchronously in next().")),
       bind_member(&C::data, &DataConfig::allow_corpus_change, boolean<C>("data", "allow_corpus_change", false,
            "On resume, accept a corpus that changed since the checkpoint (new files join at the next epoch).")),
 

@@ -44,10 +44,15 @@ void EncodePool::run() {
   }
 }
 
-std::shared_ptr<EncodePool::Job> EncodePool::submit(FileFormat format, std::string text) {
+std::shared_ptr<EncodePool::Job> EncodePool::submit(FileFormat format, std::string_view text) {
   auto job = std::make_shared<Job>();
   job->format = format;
-  job->text = std::move(text);
+  if (is_token_format(format)) {  // nothing to tokenize: a copy, cheaper here than a hand-over to a worker
+    frame_(format, text, job->framed);
+    job->done = true;
+    return job;
+  }
+  job->text = std::string(text);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(job);
@@ -71,7 +76,7 @@ void Lookahead::fill(EncodePool& pool, TextExtractor& extractor, const BadRecord
       auto drawn = stream_.next(extractor, bad);
       if (drawn) {
         e.ref = drawn->ref;
-        e.job = pool.submit(drawn->format, std::string(drawn->text));
+        e.job = pool.submit(drawn->format, drawn->text);
       } else {
         ended_ = true;
       }

@@ -43,7 +43,8 @@ class EncodePool {
   EncodePool(const EncodePool&) = delete;
   EncodePool& operator=(const EncodePool&) = delete;
 
-  std::shared_ptr<Job> submit(FileFormat format, std::string text);
+  // Queues the text for a worker (pre-tokenized documents are framed at once, in the caller's thread).
+  std::shared_ptr<Job> submit(FileFormat format, std::string_view text);
   // Waits for the job; returns its tokens or rethrows the encoder's error with its original message.
   std::vector<TokenId> take(Job& job);
 

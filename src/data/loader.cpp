@@ -109,8 +109,8 @@ bool Loader::Impl::next_document(std::size_t dataset, DocRef& doc, std::vector<T
                                          [this](FileFormat format, std::string_view text, std::vector<TokenId>& out) {
       frame(format, text, out);
     });
-    for (auto& stream : streams_)
-      ahead_.push_back(std::make_unique<Lookahead>(*stream, static_cast<std::size_t>(opt_.threads * kLookaheadPerThread)));
+    const auto depth = static_cast<std::size_t>(opt_.threads * kLookaheadPerThread);
+    for (auto& stream : streams_) ahead_.push_back(std::make_unique<Lookahead>(*stream, depth));
   }
   Lookahead& ahead = *ahead_[dataset];
   ahead.fill(*pool_, extractor_, bad);

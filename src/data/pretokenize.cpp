@@ -95,7 +95,8 @@ PretokenizeReport pretokenize(const LoaderOptions& options, const DocumentEncode
       try {
         std::string why;
         std::error_code ec;
-        const bool kept = fs::exists(jobs[i].output, ec) && verify_token_file(jobs[i].output, encoder.fingerprint(), why);
+        const bool kept =
+            fs::exists(jobs[i].output, ec) && verify_token_file(jobs[i].output, encoder.fingerprint(), why);
         PretokenizeReport r;
         if (kept) r.files_kept = 1;
         else r = convert(jobs[i], options, encoder, vocab_size, extractor);

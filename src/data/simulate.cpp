@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "audit.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::data {
@@ -54,10 +56,12 @@ void save_state_file(const std::string& dir, int rank, const std::string& blob) 
   fs::rename(tmp, path);  // a crash mid-write never leaves a half state under the real name
 }
 
-void simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, const SimulateOptions& sim,
-              std::ostream& log) {
+std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder,
+                       const SimulateOptions& sim, std::ostream& log) {
   LLMTRAIN_CHECK(sim.world_size >= 1, "--world-size must be >= 1, got ", sim.world_size);
   LLMTRAIN_CHECK(sim.steps >= 0, "--steps must be >= 0, got ", sim.steps);
+  LLMTRAIN_CHECK(!sim.audit || sim.load_state_dir.empty(), "--audit checks fresh runs only (no --load-state)");
+  CoverageAudit audit;
   options.batch_rows = sim.batch_rows;
   std::vector<std::unique_ptr<Loader>> ranks;
   std::vector<std::string> saved;
@@ -73,11 +77,25 @@ void simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> enco
     provenance.open(sim.provenance_path, std::ios::trunc);
     LLMTRAIN_CHECK(provenance.good(), sim.provenance_path, ": cannot open for writing");
   }
+  // Epochs of each dataset that every rank has finished (the audit settles them).
+  auto finished_epochs = [&ranks] {
+    std::map<std::string, std::uint32_t> finished;
+    for (const auto& rank : ranks)
+      for (const DatasetStats& d : rank->stats().datasets) {
+        if (d.epoch == UINT32_MAX) continue;  // no document of the dataset on that rank
+        auto [it, fresh] = finished.emplace(d.name, d.epoch);
+        if (!fresh) it->second = std::min(it->second, d.epoch);
+      }
+    return finished;
+  };
   for (std::int64_t step = 0; step < sim.steps; ++step) {
+    if (sim.audit && step % 1000 == 999) audit.settle(finished_epochs());
     for (int r = 0; r < sim.world_size; ++r) {
       ranks[r]->next();
-      if (!provenance.is_open()) continue;
       const auto& rows = ranks[r]->last_provenance();
+      if (sim.audit)
+        for (const RowProvenance& row : rows) audit.add(row);
+      if (!provenance.is_open()) continue;
       for (std::size_t i = 0; i < rows.size(); ++i)
         provenance << provenance_json(step, r, static_cast<std::int64_t>(i), rows[i]) << '\n';
     }
@@ -102,6 +120,7 @@ void simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> enco
     log << "\n";
     for (const auto& [file, count] : st.bad_records_by_file) log << "  skipped " << count << " bad records in " << file << "\n";
   }
+  return sim.audit ? audit.report(finished_epochs(), log) : 0;
 }
 
 }  // namespace llmtrain::data

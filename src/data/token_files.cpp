@@ -8,8 +8,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <memory>
 
 #include "llmtrain/core/error.hpp"
@@ -72,11 +74,32 @@ class Mapped {
   std::uint64_t size_ = 0;
 };
 
+// The maps of the files this thread read last, keyed by path and identity (inode, size, mtime): a shard's
+// blocks and every epoch reopen the same files, and mapping a file costs system time (map, page faults,
+// unmap) far above reading the few blocks a shard takes from it. A replaced file has a new identity.
+std::shared_ptr<const Mapped> map_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::make_shared<const Mapped>(path);  // throws, naming the file
+  const std::string key = path + '\0' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
+                          std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+  thread_local std::vector<std::pair<std::string, std::shared_ptr<const Mapped>>> recent;  // most recent last
+  for (std::size_t i = 0; i < recent.size(); ++i)
+    if (recent[i].first == key) {
+      std::rotate(recent.begin() + static_cast<std::ptrdiff_t>(i), recent.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                  recent.end());
+      return recent.back().second;
+    }
+  auto mapped = std::make_shared<const Mapped>(path);
+  recent.emplace_back(key, mapped);
+  if (recent.size() > 16) recent.erase(recent.begin());
+  return mapped;
+}
+
 // The documents of one token data file, from its index: where each starts (byte offset in the data file),
 // how many tokens it has, and its tokens as int32. Validates the index as it is used.
 class TokenDocs {
  public:
-  explicit TokenDocs(const CorpusFile& file) : data_(file.path) {
+  explicit TokenDocs(const CorpusFile& file) : map_(map_file(file.path)), data_(*map_) {
     if (file.format == FileFormat::ltok) open_ltok();
     else open_megatron();
   }
@@ -95,7 +118,9 @@ class TokenDocs {
       n = e - b;
     } else {
       std::int32_t size = load<std::int32_t>(index_->data() + sizes_at_ + 4 * i);
-      LLMTRAIN_CHECK(size >= 0 && at <= data_.size() && static_cast<std::uint64_t>(size) <= (data_.size() - at) / dtype_bytes_,
+      const bool inside = size >= 0 && at <= data_.size() &&
+                          static_cast<std::uint64_t>(size) <= (data_.size() - at) / dtype_bytes_;
+      LLMTRAIN_CHECK(inside,
                      index_path_, ": sequence ", i, " (", size, " tokens at byte ", at, ") lies outside ", data_.path(),
                      " (", data_.size(), " bytes): corrupt or mismatched .idx/.bin pair");
       n = static_cast<std::uint64_t>(size);
@@ -156,7 +181,7 @@ class TokenDocs {
 
   void open_megatron() {
     index_path_ = data_.path().substr(0, data_.path().size() - 4) + ".idx";
-    index_ = std::make_unique<Mapped>(index_path_);
+    index_ = map_file(index_path_);
     const unsigned char* h = index_->data();
     LLMTRAIN_CHECK(index_->size() >= kMegatronHeaderBytes && std::memcmp(h, kMegatronMagic, 9) == 0, index_path_,
                    ": not a Megatron index (bad magic \"MMIDIDX\" or shorter than its header)");
@@ -189,8 +214,9 @@ class TokenDocs {
     return p;
   }
 
-  Mapped data_;
-  std::unique_ptr<Mapped> index_;  // Megatron .idx
+  std::shared_ptr<const Mapped> map_;
+  const Mapped& data_;
+  std::shared_ptr<const Mapped> index_;  // Megatron .idx
   std::string index_path_;
   bool ltok_ = false;
   std::uint32_t dtype_bytes_ = 2;

@@ -127,7 +127,8 @@ int steps_until_error(const LoaderOptions& o, std::string& message) {
 TEST(LoaderThreads, WorkerErrorsReachTheTrainerAtTheSameStepWithTheirMessage) {
   TempDir dir("threads-error");
   std::string lines;
-  for (int i = 0; i < 60; ++i) lines += "{\"text\": \"document " + std::to_string(i) + (i == 30 ? " poison" : "") + "\"}\n";
+  for (int i = 0; i < 60; ++i)
+    lines += "{\"text\": \"document " + std::to_string(i) + (i == 30 ? " poison" : "") + "\"}\n";
   write_file(dir / "a.jsonl", lines);
   LoaderOptions o = small_options({{"a", dir.path(), 1.0, "text"}}, 15);
   o.shuffle_window = 1;

@@ -3,6 +3,10 @@
 // end-to-end run with the real GPT-2 tokenizer (the copy committed under inputs/tokenizers).
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include "audit.hpp"
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -83,6 +87,32 @@ TEST(Simulate, EndToEndWithTheGpt2TokenizerExactlyOnceAcrossARescale) {
   c.steps(20);
   for (int r = 0; r < 2; ++r)
     for (int s = 0; s < 20; ++s) ASSERT_EQ(a.batches[r][10 + s].tokens, c.batches[r][s].tokens);
+}
+
+// The audit itself: a token range delivered twice, and a finished epoch missing part of a document.
+TEST(SimulateAudit, FindsDuplicatesAndGaps) {
+  auto row = [](std::uint32_t epoch, std::uint32_t begin, std::uint32_t end) {
+    RowProvenance p;
+    p.spans.push_back({"d", "f", 0, epoch, begin, end});
+    return p;
+  };
+  std::ostringstream out;
+  CoverageAudit clean;
+  clean.add(row(0, 10, 20));
+  clean.add(row(0, 0, 10));
+  clean.add(row(1, 0, 20));
+  EXPECT_EQ(clean.report({{"d", 2}}, out), 0u) << out.str();
+  CoverageAudit twice;
+  twice.add(row(0, 0, 10));
+  twice.add(row(0, 5, 15));
+  EXPECT_EQ(twice.report({{"d", 0}}, out), 1u);
+  CoverageAudit gap, unfinished;
+  for (CoverageAudit* a : {&gap, &unfinished}) {
+    a->add(row(0, 0, 10));
+    a->add(row(0, 12, 20));
+  }
+  EXPECT_EQ(gap.report({{"d", 1}}, out), 1u);
+  EXPECT_EQ(unfinished.report({{"d", 0}}, out), 0u);  // epoch 0 not finished yet: a gap is expected
 }
 
 }  // namespace

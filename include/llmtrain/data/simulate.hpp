@@ -20,11 +20,13 @@ struct SimulateOptions {
   std::string load_state_dir;   // empty: start fresh
   std::string save_state_dir;   // empty: do not save
   std::string provenance_path;  // empty: no provenance file
+  bool audit = false;           // report dataset shares, epochs and exactly-once coverage (fresh runs)
 };
 
-// Runs the simulation; writes a short per-rank summary to `log`.
-void simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder,
-              const SimulateOptions& sim, std::ostream& log);
+// Runs the simulation; writes a short per-rank summary (and the audit) to `log`. Returns the number of audit
+// violations (0 without --audit).
+std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder,
+                       const SimulateOptions& sim, std::ostream& log);
 
 // One JSON line of provenance: {"step":s,"rank":r,"row":i,"spans":[[dataset,file,byte_offset,epoch,
 // token_begin,token_end],...],"special":[[position,token_id],...]}
