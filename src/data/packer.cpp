@@ -23,12 +23,16 @@ void Packer::append(PackedRow& row, const Span& span, const std::vector<TokenId>
   const std::uint32_t n_bos = bos_ ? 1 : 0;
   const std::uint32_t n_text = static_cast<std::uint32_t>(framed.size()) - n_bos - (eos_ ? 1 : 0);
   const std::int32_t index = static_cast<std::int32_t>(row.spans.size());
-  for (std::uint32_t f = span.begin; f < span.end; ++f) {
-    if ((bos_ && f == 0) || (eos_ && f + 1 == framed.size()))
-      row.special.emplace_back(static_cast<std::int64_t>(row.tokens.size()), framed[f]);
-    row.tokens.push_back(framed[f]);
-    row.doc_index.push_back(index);
+  // Specials can only be the first framed token (BOS) and the last (EOS); the rest is copied in bulk.
+  const std::int64_t at = static_cast<std::int64_t>(row.tokens.size());
+  const std::uint32_t last = static_cast<std::uint32_t>(framed.size()) - 1;
+  if (span.begin < span.end) {
+    if (bos_ && span.begin == 0) row.special.emplace_back(at, framed[0]);
+    if (eos_ && span.end == framed.size())
+      row.special.emplace_back(at + (last - span.begin), framed[last]);
   }
+  row.tokens.insert(row.tokens.end(), framed.begin() + span.begin, framed.begin() + span.end);
+  row.doc_index.insert(row.doc_index.end(), span.end - span.begin, index);
   auto text_pos = [&](std::uint32_t f) { return std::min(n_text, f > n_bos ? f - n_bos : 0); };
   row.spans.push_back(span);
   row.text.emplace_back(text_pos(span.begin), text_pos(span.end));

@@ -74,6 +74,20 @@ class Mapped {
   std::uint64_t size_ = 0;
 };
 
+// n tokens of type T at p -> little-endian int32 at dst (a loop the compiler vectorises); false if one of
+// them is not a valid id (negative, or above INT32_MAX).
+template <class T>
+bool convert(const unsigned char* p, std::uint64_t n, char* dst) {
+  bool valid = true;
+  for (std::uint64_t t = 0; t < n; ++t) {
+    const T v = load<T>(p + t * sizeof(T));
+    valid &= v >= 0 && static_cast<std::int64_t>(v) <= std::numeric_limits<std::int32_t>::max();
+    const std::int32_t id = static_cast<std::int32_t>(v);
+    std::memcpy(dst + 4 * t, &id, 4);
+  }
+  return valid;
+}
+
 // The maps of the files this thread read last, keyed by path and identity (inode, size, mtime): a shard's
 // blocks and every epoch reopen the same files, and mapping a file costs system time (map, page faults,
 // unmap) far above reading the few blocks a shard takes from it. A replaced file has a new identity.
@@ -129,20 +143,16 @@ class TokenDocs {
     const std::size_t start = out.size();
     out.resize(start + 4 * n);
     char* dst = out.data() + start;
-    for (std::uint64_t t = 0; t < n; ++t, p += dtype_bytes_) {
-      std::int64_t v = 0;
-      switch (dtype_code_) {
-        case 1: v = *p; break;
-        case 3: v = load<std::int16_t>(p); break;
-        case 4: v = load<std::int32_t>(p); break;
-        case 5: v = load<std::int64_t>(p); break;
-        default: v = load<std::uint16_t>(p); break;  // 8 (uint16), and .ltok's 2-byte tokens
-      }
-      LLMTRAIN_CHECK(v >= 0 && v <= std::numeric_limits<std::int32_t>::max(), data_.path(), ": token ", v,
-                     " of the document at byte ", begin_byte(i), " is not a valid token id");
-      std::int32_t id = static_cast<std::int32_t>(v);
-      std::memcpy(dst + 4 * t, &id, 4);
+    bool valid = true;
+    switch (dtype_code_) {
+      case 1: valid = convert<std::uint8_t>(p, n, dst); break;
+      case 3: valid = convert<std::int16_t>(p, n, dst); break;
+      case 4: valid = convert<std::int32_t>(p, n, dst); break;
+      case 5: valid = convert<std::int64_t>(p, n, dst); break;
+      default: valid = convert<std::uint16_t>(p, n, dst); break;  // 8 (uint16), and .ltok's 2-byte tokens
     }
+    LLMTRAIN_CHECK(valid, data_.path(), ": the document at byte ", begin_byte(i),
+                   " holds a negative or too large token id (corrupt file or wrong dtype)");
   }
   // First document starting at or after byte `at` (documents are in increasing byte order).
   std::uint64_t lower_bound(std::uint64_t at) const {
