@@ -29,8 +29,9 @@ namespace llmtrain::data {
 
 class EncodePool {
  public:
+  // Framed tokens of a document's text (BOS, encoding, EOS); called from every worker at once.
   using Frame = std::function<void(FileFormat format, std::string_view text, std::vector<TokenId>& framed)>;
-  struct Job {  // frame_ must be thread-safe
+  struct Job {
     FileFormat format;
     std::string text;
     std::vector<TokenId> framed;
