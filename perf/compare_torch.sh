@@ -7,6 +7,6 @@ build=${1:-build}
 shift || true
 here=$(cd "$(dirname "$0")" && pwd)
 echo "== llmtrain =="
-OMP_NUM_THREADS=1 "$build/perf/train_step_bench" "$@"
+OMP_NUM_THREADS=1 "$build/bin/train_step_bench" "$@"
 echo "== PyTorch =="
 OMP_NUM_THREADS=1 python3 "$here/torch_train_step.py" --threads 1 "$@"

@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
       net.zero_grads();
       const double loss = net.forward_backward(batch, 1.0).mean();
       const auto optimizer_start = std::chrono::steady_clock::now();
-      optim::clip_by_global_norm(net.grads(), 1.0);
-      adamw.step(net.params(), net.grads(), 1e-4);
+      const double norm = optim::global_norm(net.grads());
+      adamw.step(net.params(), net.grads(), 1e-4, optim::clip_factor(norm, 1.0));
       const auto end = std::chrono::steady_clock::now();
       const double total = std::chrono::duration<double>(end - start).count();
       const double opt_s = std::chrono::duration<double>(end - optimizer_start).count();

@@ -2,12 +2,16 @@
 //
 //   llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR] [--save-state DIR]
 //                                 [--provenance FILE.jsonl]
+//   llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]
 //   llmtrain-data state FILE          (prints a saved state in readable form)
 //
 // `simulate` runs W rank-loaders in one process on the [data] and [tokenizer] sections of the run's
 // configuration, consumes N steps of B rows per rank, and writes the provenance of every row as JSON lines.
 // Saving into DIR and loading it back with another W is the rescale path; the tests and users audit the
-// exactly-once guarantees from these files.
+// exactly-once guarantees from these files. `bench` measures rank 0 of W and ends with one JSON line of figures.
+#include <sys/resource.h>
+
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -18,6 +22,7 @@
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
+#include "run_setup.hpp"
 
 namespace {
 
@@ -26,22 +31,8 @@ using namespace llmtrain;
 const char* const kUsage =
     "usage: llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR]\n"
     "                              [--save-state DIR] [--provenance FILE.jsonl]\n"
+    "       llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]\n"
     "       llmtrain-data state FILE\n";
-
-// The loader's options from the run configuration's [data] section.
-data::LoaderOptions loader_options(const Config& config) {
-  data::LoaderOptions o;
-  for (const DatasetConfig& d : config.data.datasets) o.datasets.push_back({d.name, d.path, d.weight, d.field});
-  o.seq_len = config.data.seq_len;
-  o.seed = static_cast<std::uint64_t>(config.data.seed);
-  o.logical_shards = config.data.logical_shards;
-  o.shuffle_window = config.data.shuffle_window;
-  o.block_bytes = config.data.block_bytes;
-  o.on_bad_record = config.data.on_bad_record == "fail" ? data::BadRecordPolicy::fail : data::BadRecordPolicy::skip;
-  o.max_bad_fraction = config.data.max_bad_fraction;
-  o.allow_corpus_change = config.data.allow_corpus_change;
-  return o;
-}
 
 long long to_int(const std::string& option, const std::string& value) {
   std::size_t used = 0;
@@ -82,9 +73,71 @@ int simulate_command(int argc, char** argv) {
   LLMTRAIN_CHECK(world && steps && batch, "--world-size, --steps and --batch are required\n", kUsage);
   Config config = load_config(config_path);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = loader_options(config);
-  data::set_default_special_tokens(tok, options);
+  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
   data::simulate(options, std::make_shared<data::TokenizerEncoder>(tok), sim, std::cerr);
+  return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Rank 0 of W on the configured corpus: time to first batch, steady throughput, state size, save and restore
+// time (restore reads rank 0's state and fresh states of the other ranks), peak memory of the process.
+int bench_command(int argc, char** argv) {
+  std::string config_path;
+  long long steps = 50, batch = 8, world = 1, prefetch = 0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      LLMTRAIN_CHECK(i + 1 < argc, "option ", a, " needs a value\n", kUsage);
+      return argv[++i];
+    };
+    if (a == "--steps") steps = to_int(a, value());
+    else if (a == "--batch") batch = to_int(a, value());
+    else if (a == "--world-size") world = to_int(a, value());
+    else if (a == "--prefetch") prefetch = to_int(a, value());
+    else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
+    else config_path = a;
+  }
+  LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
+  LLMTRAIN_CHECK(steps >= 1 && batch >= 1 && world >= 1 && prefetch >= 0, "bench: --steps, --batch and "
+                 "--world-size must be >= 1, --prefetch >= 0\n", kUsage);
+  Config config = load_config(config_path);
+  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
+  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  options.batch_rows = batch;
+  options.prefetch_rows = prefetch;
+  auto encoder = std::make_shared<data::TokenizerEncoder>(tok);
+  const int w = static_cast<int>(world);
+
+  auto start = std::chrono::steady_clock::now();
+  data::Loader loader(options, encoder, 0, w);
+  loader.next();
+  const double first_batch_s = seconds_since(start);
+  std::int64_t tokens = 0;
+  start = std::chrono::steady_clock::now();
+  for (long long s = 0; s < steps; ++s) tokens += static_cast<std::int64_t>(loader.next().tokens.size());
+  const double run_s = seconds_since(start);
+
+  start = std::chrono::steady_clock::now();
+  std::vector<std::string> states = {loader.state()};
+  const double save_ms = 1e3 * seconds_since(start);
+  for (int r = 1; r < w; ++r) states.push_back(data::Loader(options, encoder, r, w).state());
+  start = std::chrono::steady_clock::now();
+  data::Loader resumed(options, encoder, 0, w);
+  resumed.restore(states);
+  const double restore_ms = 1e3 * seconds_since(start);
+
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  const double tokens_per_s = static_cast<double>(tokens) / run_s;
+  const int cores = prefetch > 0 ? 2 : 1;  // the consumer plus the producer thread
+  std::cout << "{\"tokens_per_s\":" << tokens_per_s << ",\"tokens_per_s_per_core\":" << tokens_per_s / cores
+            << ",\"time_to_first_batch_s\":" << first_batch_s << ",\"peak_rss_mb\":" << usage.ru_maxrss / 1024.0
+            << ",\"state_bytes\":" << states[0].size() << ",\"state_save_ms\":" << save_ms
+            << ",\"state_restore_ms\":" << restore_ms << ",\"world_size\":" << w << ",\"batch\":" << batch
+            << ",\"seq_len\":" << options.seq_len << ",\"steps\":" << steps << "}\n";
   return 0;
 }
 
@@ -103,6 +156,7 @@ int main(int argc, char** argv) {
   try {
     const std::string command = argc > 1 ? argv[1] : "";
     if (command == "simulate") return simulate_command(argc, argv);
+    if (command == "bench") return bench_command(argc, argv);
     if (command == "state") return state_command(argc, argv);
     if (command == "--help" || command == "-h") {
       std::cout << kUsage;

@@ -1,19 +1,28 @@
 // llmtrain: the SPMD trainer. `mpirun -np N llmtrain [options] input.toml`.
 //
-// Every rank reads and validates the configuration (agreeing on failure, so a bad file is reported once
-// and every rank exits non-zero), sets up logging and the stop-signal flag, and then runs the job.
+// Every rank reads and validates the configuration and the tokenizer (agreeing on failure, so a bad file
+// is reported once and every rank exits non-zero), sets up logging and the stop-signal flag, opens its
+// data loader on its own logical shards, and trains one model replicated across ranks, gradients averaged
+// through the collectives.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <Kokkos_Core.hpp>
+
 #include "dry_run_report.hpp"
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/stop_signal.hpp"
+#include "llmtrain/data/tokenizer_encoder.hpp"
 #include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
+#include "llmtrain/model/blas_runtime.hpp"
+#include "llmtrain/tokenizer/tokenizer.hpp"
+#include "llmtrain/train/trainer.hpp"
+#include "run_setup.hpp"
 
 namespace {
 
@@ -82,22 +91,27 @@ Options parse_arguments(int argc, char** argv) {
   return options;
 }
 
+// The model's shape, resolved against the tokenizer when model.vocab_size is 0.
+llmtrain::model::ModelConfig resolve_model(const llmtrain::Config& config, const llmtrain::tokenizer::Tokenizer& tok) {
+  return llmtrain::apps::model_config(config, static_cast<std::int64_t>(tok.vocab_size()));
+}
+
 int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   using namespace llmtrain;
   Config config;
   dist::agree(runtime, [&] { config = load_config(options.config_path); });
+  std::shared_ptr<const data::TokenizerEncoder> encoder;
+  model::ModelConfig model_shape;
+  dist::agree(runtime, [&] {
+    encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
+    model_shape = resolve_model(config, encoder->tokenizer());
+  });
 
-  const std::int64_t vocab_size = config.model.vocab_size;
   if (options.dry_run) {
-    if (runtime.rank() == 0) {
-      std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s", LLMTRAIN_VERSION,
-                  config.source_file.c_str(), runtime.size(), runtime.node_count(), to_toml(config).c_str());
-      if (vocab_size > 0)
-        std::fputs(apps::dry_run_report(config, apps::model_size(config, vocab_size), runtime.size()).c_str(), stdout);
-      else
-        std::puts("model: vocab_size = 0 takes the tokenizer's size, which this build cannot read yet: "
-                  "set model.vocab_size for a parameter count and memory estimate");
-    }
+    if (runtime.rank() == 0)
+      std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s", LLMTRAIN_VERSION,
+                  config.source_file.c_str(), runtime.size(), runtime.node_count(), to_toml(config).c_str(),
+                  apps::dry_run_report(config, model_shape, runtime.size()).c_str());
     return 0;
   }
 
@@ -111,18 +125,41 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   install_stop_signal_handlers();
   log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
            " nodes, configuration ", config.source_file);
+  log_info("BLAS kernels: ", model::blas_kernel_name());
+  model::set_blas_threads(1);  // one rank per core: BLAS threads would only compete with other ranks
 
   auto collectives = dist::make_collectives(config.parallel.backend, runtime);
   log_info("tensor collectives over ", collectives->name());
 
-  log_info("set-up complete; the model and the training loop are not part of this build yet, so no training "
-           "was done. Stopping.");
+  // Each rank streams its own logical shards; nothing is read before the first batch.
+  std::unique_ptr<data::Loader> train_data, eval_data;
+  dist::agree(runtime, [&] {
+    train_data = std::make_unique<data::Loader>(apps::loader_options(config, config.data.datasets, encoder->tokenizer()),
+                                                encoder, runtime.rank(), runtime.size());
+    if (!config.data.eval_datasets.empty())
+      eval_data = std::make_unique<data::Loader>(
+          apps::loader_options(config, config.data.eval_datasets, encoder->tokenizer()), encoder, runtime.rank(),
+          runtime.size());
+  });
+
+  Kokkos::ScopeGuard kokkos;
+  train::Trainer trainer(model_shape, apps::train_options(config), *collectives);
+  log_info("model: ", model_shape.parameter_count(), " parameters; ", config.train.steps, " steps of ",
+           config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
+  trainer.run(*train_data, eval_data.get());
+  if (stop_requested() && trainer.step() < config.train.steps)
+    log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",
+             " after step ", trainer.step(), " of ", config.train.steps,
+             " (checkpoints are the next milestone: this run cannot be resumed yet)");
+  else
+    log_info("done: ", trainer.step(), " steps; metrics in ", config.train.run_dir, "/metrics.jsonl");
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  llmtrain::model::ensure_fast_blas_kernels(argv);  // may re-execute the program: before anything else
   const Options options = parse_arguments(argc, argv);
   return llmtrain::dist::run_spmd(argc, argv, [&](llmtrain::dist::Runtime& runtime) { return run_job(options, runtime); });
 }

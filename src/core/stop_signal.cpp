@@ -31,7 +31,10 @@ int stop_signal_number() {
   return value > 0 ? value : 0;
 }
 
-void request_stop() { g_stop.store(-1, std::memory_order_relaxed); }
+void request_stop() {
+  int none = 0;  // keep the number of a signal that already arrived
+  g_stop.compare_exchange_strong(none, -1, std::memory_order_relaxed);
+}
 
 void clear_stop_request() { g_stop.store(0, std::memory_order_relaxed); }
 

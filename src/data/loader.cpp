@@ -6,6 +6,7 @@
 #include "llmtrain/core/error.hpp"
 #include "loader_impl.hpp"
 #include "permutation.hpp"
+#include "prefetcher.hpp"
 
 namespace llmtrain::data {
 
@@ -103,6 +104,7 @@ void Loader::Impl::load(const DocRef& doc, std::vector<TokenId>& framed) {
 }
 
 PackedRow Loader::Impl::next_row() {
+  started_ = true;
   DrawDocument draw = [this](DocRef& doc, std::vector<TokenId>& framed) {
     LLMTRAIN_CHECK(this->draw(doc, framed), "data loader: rank ", rank_, " of ", world_size_,
                    " owns no readable document in any dataset (corpus too small for data.logical_shards = ",
@@ -110,12 +112,18 @@ PackedRow Loader::Impl::next_row() {
     return true;
   };
   LoadDocument load = [this](const DocRef& doc, std::vector<TokenId>& framed) { this->load(doc, framed); };
+  if (!ready_.empty()) {
+    PackedRow row = std::move(ready_.front());
+    ready_.pop_front();
+    return row.tokens.empty() ? packer_.rebuild(row.spans, load) : row;
+  }
   while (static_cast<std::int64_t>(window_.size()) < opt_.shuffle_window) window_.push_back(packer_.pack(draw, load));
   std::uint64_t pick = hash_values({opt_.seed, 0x77696e646f77ULL, static_cast<std::uint64_t>(rank_), window_counter_++});
   std::size_t j = pick % window_.size();
   PackedRow row = std::move(window_[j]);
   window_[j] = std::move(window_.back());
   window_.pop_back();
+  if (row.tokens.empty()) row = packer_.rebuild(row.spans, load);  // a row restored from a saved state
   return row;
 }
 
@@ -130,16 +138,14 @@ RowProvenance Loader::Impl::describe_row(const PackedRow& row) const {
   return p;
 }
 
-Batch Loader::Impl::next() {
-  started_ = true;
+Batch Loader::Impl::assemble(const std::vector<PackedRow>& rows) {
   Batch batch;
-  batch.rows = opt_.batch_rows;
+  batch.rows = static_cast<std::int64_t>(rows.size());
   batch.seq_len = opt_.seq_len;
   batch.tokens.reserve(static_cast<std::size_t>(batch.rows * batch.row_width()));
   batch.doc_index.reserve(batch.tokens.capacity());
   provenance.clear();
-  for (std::int64_t r = 0; r < batch.rows; ++r) {
-    PackedRow row = next_row();
+  for (const PackedRow& row : rows) {
     batch.tokens.insert(batch.tokens.end(), row.tokens.begin(), row.tokens.end());
     batch.doc_index.insert(batch.doc_index.end(), row.doc_index.begin(), row.doc_index.end());
     provenance.push_back(describe_row(row));
@@ -176,6 +182,7 @@ SavedState Loader::Impl::save() const {
       sd.fingerprints.push_back(shard_fingerprint(files_[d], s.logical_shards, c.shard));
     s.datasets.push_back(std::move(sd));
   }
+  for (const PackedRow& row : ready_) s.ready.push_back(row.spans);
   for (const PackedRow& row : window_) s.window.push_back(row.spans);
   s.queue.assign(packer_.queue.begin(), packer_.queue.end());
   return s;
@@ -196,8 +203,12 @@ LoaderStats Loader::Impl::stats() const {
     std::uint32_t& e = st.datasets[span.doc.dataset].epoch;
     e = std::min(e, span.doc.epoch);
   };
-  for (const PackedRow& row : window_)
-    for (const Span& span : row.spans) lower(span);
+  auto lower_rows = [&](const auto& rows) {
+    for (const PackedRow& row : rows)
+      for (const Span& span : row.spans) lower(span);
+  };
+  lower_rows(ready_);
+  lower_rows(window_);
   for (const Span& span : packer_.queue) lower(span);
   st.bad_records_by_file = bad_by_file_;
   st.dropped_spans = dropped_spans_;
@@ -206,11 +217,26 @@ LoaderStats Loader::Impl::stats() const {
 
 Loader::Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(encoder), rank, world_size)) {}
-Loader::~Loader() = default;
-Batch Loader::next() { return impl_->next(); }
+
+Loader::~Loader() = default;  // the prefetcher (declared after impl_) stops and joins first
+
+Batch Loader::next() {
+  if (!prefetcher_ && impl_->prefetch_rows() > 0)
+    prefetcher_ = std::make_unique<Prefetcher>(*impl_, static_cast<std::size_t>(impl_->prefetch_rows()));
+  std::vector<PackedRow> rows;
+  for (std::int64_t r = 0; r < impl_->batch_rows(); ++r)
+    rows.push_back(prefetcher_ ? prefetcher_->pop() : impl_->next_row());
+  return impl_->assemble(rows);
+}
+
 const std::vector<RowProvenance>& Loader::last_provenance() const { return impl_->provenance; }
-std::string Loader::state() const { return encode_state(impl_->save()); }
+
+std::string Loader::state() const {
+  return encode_state(prefetcher_ ? prefetcher_->save_consumed() : impl_->save());
+}
+
 void Loader::restore(const std::vector<std::string>& saved_states) { impl_->restore(saved_states); }
-LoaderStats Loader::stats() const { return impl_->stats(); }
+
+LoaderStats Loader::stats() const { return prefetcher_ ? prefetcher_->stats() : impl_->stats(); }
 
 }  // namespace llmtrain::data

@@ -1,7 +1,9 @@
-// The inside of data::Loader, shared by loader.cpp (reading, mixing, packing, shuffling: the forward path) and
-// restore.cpp (resuming and rescaling from saved states).
+// The inside of data::Loader, shared by loader.cpp (reading, mixing, packing, shuffling: the forward path),
+// restore.cpp (resuming and rescaling from saved states) and, through next_row() and save(), the background
+// prefetcher (prefetcher.hpp). Impl itself is single-threaded: the prefetcher serialises calls into it.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -18,20 +20,25 @@ class Loader::Impl {
  public:
   Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size);
 
-  Batch next();
+  // The next row: rows handed over by a restored state first, then the shuffle window.
+  PackedRow next_row();
+  // A batch of rows; also sets `provenance`. Reads only the options and the file lists (any thread).
+  Batch assemble(const std::vector<PackedRow>& rows);
   SavedState save() const;
   void restore(const std::vector<std::string>& blobs);
   LoaderStats stats() const;
+  std::int64_t batch_rows() const { return opt_.batch_rows; }
+  std::int64_t prefetch_rows() const { return opt_.prefetch_rows; }
 
   std::vector<RowProvenance> provenance;  // of the last batch
 
  private:
-  PackedRow next_row();
   bool draw(DocRef& doc, std::vector<TokenId>& framed);         // mixing: next document of this rank
   void load(const DocRef& doc, std::vector<TokenId>& framed);   // re-encode a known document
   void frame(std::string_view text, std::vector<TokenId>& framed) const;
   RowProvenance describe_row(const PackedRow& row) const;
   // restore.cpp
+  Span remap(Span saved, const std::vector<int>& dataset_map) const;  // saved dataset index -> ours, checked
   void restore_exact(const SavedState& own, const std::vector<int>& dataset_map);
   void restore_spans(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
                      const std::vector<bool>& drop);
@@ -47,6 +54,7 @@ class Loader::Impl {
   std::vector<bool> empty_;                          // datasets with no document on this rank
   Packer packer_;
   std::vector<PackedRow> window_;
+  std::deque<PackedRow> ready_;  // rows a saved state had prepared but not handed out: they go first
   std::uint64_t window_counter_ = 0;
   TextExtractor extractor_;
   std::map<std::string, std::uint64_t> bad_by_file_;

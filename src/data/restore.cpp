@@ -48,17 +48,27 @@ void Loader::Impl::check_drift(const std::vector<SavedState>& saved, const std::
   }
 }
 
+Span Loader::Impl::remap(Span span, const std::vector<int>& dataset_map) const {
+  span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
+  LLMTRAIN_CHECK(span.doc.file < files_[span.doc.dataset].files.size(), "data loader state: a document of dataset '",
+                 opt_.datasets[span.doc.dataset].name, "' refers to file #", span.doc.file, " of ",
+                 files_[span.doc.dataset].files.size());
+  return span;
+}
+
 void Loader::Impl::restore_exact(const SavedState& own, const std::vector<int>& dataset_map) {
-  auto remap = [&](Span span) {
-    span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
-    return span;
+  auto remap = [&](const Span& span) { return this->remap(span, dataset_map); };
+  // Rows come back as spans only; next_row() re-encodes a row's documents when it is released, so a restore
+  // costs no tokenization.
+  auto rows_of = [&](const std::vector<std::vector<Span>>& saved_rows, auto& out) {
+    for (const std::vector<Span>& saved_row : saved_rows) {
+      PackedRow row;
+      for (const Span& span : saved_row) row.spans.push_back(remap(span));
+      out.push_back(std::move(row));
+    }
   };
-  LoadDocument load = [this](const DocRef& doc, std::vector<TokenId>& framed) { this->load(doc, framed); };
-  for (const std::vector<Span>& saved_row : own.window) {
-    std::vector<Span> spans;
-    for (const Span& span : saved_row) spans.push_back(remap(span));
-    window_.push_back(packer_.rebuild(spans, load));
-  }
+  rows_of(own.ready, ready_);
+  rows_of(own.window, window_);
   for (const Span& span : own.queue) packer_.queue.push_back(remap(span));
 }
 
@@ -70,8 +80,7 @@ void Loader::Impl::restore_spans(const std::vector<SavedState>& saved, const std
       dropped_spans_ += drop[saved_span.doc.dataset] ? 1 : 0;
       return;
     }
-    Span span = saved_span;
-    span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
+    Span span = remap(saved_span, dataset_map);
     if (!pieces.empty() && pieces.back().doc == span.doc && pieces.back().end == span.begin) {
       pieces.back().end = span.end;  // two pieces of one document that were cut by a row boundary
     } else {
@@ -79,8 +88,9 @@ void Loader::Impl::restore_spans(const std::vector<SavedState>& saved, const std
     }
   };
   for (const SavedState& s : saved) {
-    for (const auto& row : s.window)
-      for (const Span& span : row) add(span);
+    for (const auto* rows : {&s.ready, &s.window})
+      for (const auto& row : *rows)
+        for (const Span& span : row) add(span);
     for (const Span& span : s.queue) add(span);
   }
   for (std::size_t i = static_cast<std::size_t>(rank_); i < pieces.size(); i += static_cast<std::size_t>(world_size_))

@@ -40,6 +40,7 @@ void ShardStream::set_cursor(const ShardCursor& cursor) {
     s.cursor = cursor;
     s.block_open = false;
     s.done_known = false;
+    s.weight = -1;
     return;
   }
   LLMTRAIN_FAIL("dataset '", files_.name, "': rank ", rank_, " does not own logical shard ", cursor.shard);
@@ -102,24 +103,27 @@ bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
 }
 
 double ShardStream::weight(Shard& shard, const BadRecordPolicyState& bad) {
-  if (!open_current(shard, bad)) return 0;
+  if (shard.weight >= 0) return shard.weight;
+  if (!open_current(shard, bad)) return shard.weight = 0;
   const ShardBlock& range = shard.blocks[shard.block_index];
   const double docs = static_cast<double>(shard.block.records.size());
   const double size = static_cast<double>(range.end - range.begin);
   const double later = static_cast<double>(shard.total_bytes - shard.done_bytes) - size;
-  return docs - static_cast<double>(shard.cursor.doc_pos) + docs / size * later;
+  return shard.weight = docs - static_cast<double>(shard.cursor.doc_pos) + docs / size * later;
 }
 
 void ShardStream::next_epoch(Shard& shard) {
   shard.cursor = ShardCursor{shard.cursor.shard, shard.cursor.epoch + 1, 0, 0};
   shard.done_bytes = 0;
   shard.done_known = true;
+  shard.weight = -1;
   shard.block_open = false;
   shard.block = LoadedBlock{};
 }
 
 bool ShardStream::advance(Shard& shard, TextExtractor& extractor, const BadRecordPolicyState& bad, Drawn& out) {
   ShardCursor& c = shard.cursor;
+  shard.weight = -1;
   while (open_current(shard, bad)) {
     const ShardBlock& range = shard.blocks[shard.block_index];
     const CorpusFile& file = files_.files[range.file];

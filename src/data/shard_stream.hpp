@@ -78,6 +78,7 @@ class ShardStream {
     bool done_known = false;         // done_bytes matches the cursor
     bool block_open = false;
     std::uint64_t block_index = 0;  // of the open block in `blocks`
+    double weight = -1;             // cached weight(); negative: to compute (the cursor moved)
     LoadedBlock block;
   };
   // Opens the shard's current block, moving past finished blocks; false when the shard's epoch is done.

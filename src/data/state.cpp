@@ -129,13 +129,17 @@ std::string encode_state(const SavedState& s) {
     }
     out.section("DSET", w);
   }
-  Writer rows;
-  rows.put<std::uint64_t>(s.window.size());
-  for (const auto& row : s.window) {
-    rows.put<std::uint64_t>(row.size());
-    for (const Span& span : row) rows.put_span(span);
-  }
-  out.section("ROWS", rows);
+  auto put_rows = [&](const char(&name)[5], const std::vector<std::vector<Span>>& list) {
+    Writer rows;
+    rows.put<std::uint64_t>(list.size());
+    for (const auto& row : list) {
+      rows.put<std::uint64_t>(row.size());
+      for (const Span& span : row) rows.put_span(span);
+    }
+    out.section(name, rows);
+  };
+  put_rows("REDY", s.ready);
+  put_rows("ROWS", s.window);
   Writer queue;
   queue.put<std::uint64_t>(s.queue.size());
   for (const Span& span : s.queue) queue.put_span(span);
@@ -192,12 +196,13 @@ SavedState decode_state(const std::string& blob) {
         d.fingerprints.push_back(r.get<std::uint64_t>());
       }
       s.datasets.push_back(std::move(d));
-    } else if (t == tag("ROWS")) {
+    } else if (t == tag("ROWS") || t == tag("REDY")) {
+      std::vector<std::vector<Span>>& list = t == tag("ROWS") ? s.window : s.ready;
       std::uint64_t rows = r.get_count(8);
       for (std::uint64_t i = 0; i < rows; ++i) {
         std::vector<Span> row(r.get_count(kSpanBytes));
         for (Span& span : row) span = r.get_span();
-        s.window.push_back(std::move(row));
+        list.push_back(std::move(row));
       }
     } else if (t == tag("QUEU")) {
       std::uint64_t n = r.get_count(kSpanBytes);
@@ -208,8 +213,9 @@ SavedState decode_state(const std::string& blob) {
     LLMTRAIN_CHECK(span.doc.dataset < s.datasets.size() && span.begin <= span.end,
                    "data loader state holds a malformed span");
   };
-  for (const auto& row : s.window)
-    for (const Span& span : row) check_span(span);
+  for (const auto* list : {&s.ready, &s.window})
+    for (const auto& row : *list)
+      for (const Span& span : row) check_span(span);
   for (const Span& span : s.queue) check_span(span);
   return s;
 }
@@ -234,8 +240,8 @@ std::string describe(const SavedState& s) {
   }
   std::size_t spans = 0;
   for (const auto& row : s.window) spans += row.size();
-  out << "shuffle window: " << s.window.size() << " rows (" << spans << " spans); queue: " << s.queue.size()
-      << " spans\n";
+  out << "prepared rows: " << s.ready.size() << "; shuffle window: " << s.window.size() << " rows (" << spans
+      << " spans); queue: " << s.queue.size() << " spans\n";
   return out.str();
 }
 

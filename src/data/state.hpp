@@ -3,7 +3,8 @@
 // Layout (little-endian): magic "LLMTDATA", u32 format version, then tagged sections (u32 tag, u64 byte
 // length, payload) so a reader can skip sections it does not know, and a final u64 hash of everything before
 // it. Sections: HEAD (run options), DSET (one per dataset: name, weight, mixing counter, shard cursors and
-// fingerprints), ROWS (the shuffle window, as spans), QUEU (pieces waiting to be packed). Nothing in it scales
+// fingerprints), REDY (rows prepared but not handed out, e.g. by a prefetch thread), ROWS (the shuffle window,
+// as spans), QUEU (pieces waiting to be packed). Nothing in it scales
 // with the corpus: its size is set by logical_shards / world_size, the datasets, and the window.
 #pragma once
 
@@ -36,6 +37,7 @@ struct SavedState {
   std::int64_t bos = -1, eos = -1;  // -1: none
   std::uint64_t window_counter = 0;
   std::vector<SavedDataset> datasets;
+  std::vector<std::vector<Span>> ready;   // rows prepared but not handed out: they go first
   std::vector<std::vector<Span>> window;  // spans' dataset indices refer to `datasets`
   std::vector<Span> queue;
 };

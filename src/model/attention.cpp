@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "fast_math.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "ops.hpp"
 
@@ -60,25 +61,20 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
           const Index tk = std::min(tile, s.seq_len - ks);
           gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), S, tk);
           // Online softmax: rescale what is accumulated so far to the new row maximum.
+          const bool needs_mask = ks + tk - 1 > qs || row_doc != nullptr;  // else every key is visible
           Kokkos::parallel_for("attention_softmax_tile", Range(0, tq), KOKKOS_LAMBDA(Index i) {
             T* Si = S + i * tk;
-            T tile_max = neg_inf;
-            for (Index j = 0; j < tk; ++j) {
-              Si[j] = visible(qs + i, ks + j, row_doc) ? Si[j] * scale : neg_inf;
-              tile_max = Si[j] > tile_max ? Si[j] : tile_max;
-            }
+            for (Index j = 0; j < tk; ++j) Si[j] *= scale;
+            if (needs_mask)
+              for (Index j = 0; j < tk; ++j) Si[j] = visible(qs + i, ks + j, row_doc) ? Si[j] : neg_inf;
+            const T tile_max = fast::row_max(Si, tk);
             const T new_max = tile_max > m[i] ? tile_max : m[i];
             if (new_max == neg_inf) {  // nothing visible yet in this row
               for (Index j = 0; j < tk; ++j) Si[j] = 0;
               return;
             }
-            const T alpha = std::exp(m[i] - new_max);
-            T sum = 0;
-            for (Index j = 0; j < tk; ++j) {
-              Si[j] = std::exp(Si[j] - new_max);
-              sum += Si[j];
-            }
-            l[i] = l[i] * alpha + sum;
+            const T alpha = fast::exp(m[i] - new_max);
+            l[i] = l[i] * alpha + fast::exp_shifted_sum(Si, tk, new_max);
             m[i] = new_max;
             for (Index d = 0; d < hd; ++d) o[(qs + i) * ldo + d] *= alpha;
           });
@@ -128,11 +124,13 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
         for (Index ks = 0; ks < qs + tq; ks += tile) {
           const Index tk = std::min(tile, s.seq_len - ks);
           gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), P, tk);
+          const bool needs_mask = ks + tk - 1 > qs || row_doc != nullptr;
           Kokkos::parallel_for("attention_probs", Range(0, tq), KOKKOS_LAMBDA(Index i) {
-            for (Index j = 0; j < tk; ++j) {
-              P[i * tk + j] = visible(qs + i, ks + j, row_doc) ? std::exp(P[i * tk + j] * scale - row_lse[qs + i])
-                                                               : T(0);
-            }
+            T* Pi = P + i * tk;
+            const T shift = row_lse[qs + i];
+            for (Index j = 0; j < tk; ++j) Pi[j] = fast::exp(Pi[j] * scale - shift);
+            if (needs_mask)
+              for (Index j = 0; j < tk; ++j) Pi[j] = visible(qs + i, ks + j, row_doc) ? Pi[j] : T(0);
           });
           gemm<T>(Trans::Yes, Trans::No, tk, hd, tq, T(1), P, tk, dO + qs * ldo, ldo, T(1), dv + ks * W, W);
           gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), dO + qs * ldo, ldo, v + ks * W, W, T(0), dS, tk);

@@ -40,7 +40,9 @@ void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int
   if (m == 0 || n == 0) return;
   const auto start = std::chrono::steady_clock::now();
 #if defined(KOKKOS_ENABLE_CUDA)
+  Kokkos::fence();  // Kokkos kernels and cuBLAS may use different streams
   gemm_cublas<T>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  Kokkos::fence();
 #else
   host_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif

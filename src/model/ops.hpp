@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "fast_math.hpp"
+
 namespace llmtrain::model::ops {
 
 using Index = std::int64_t;
@@ -94,7 +96,7 @@ void swiglu_forward(T* out, const T* h13, Index rows, Index hidden) {
   Kokkos::parallel_for("swiglu_forward", Range(0, rows * hidden), KOKKOS_LAMBDA(Index i) {
     const Index r = i / hidden, j = i % hidden;
     const T g = h13[r * 2 * hidden + j], u = h13[r * 2 * hidden + hidden + j];
-    out[i] = g / (T(1) + std::exp(-g)) * u;
+    out[i] = g / (T(1) + fast::exp(-g)) * u;
   });
 }
 
@@ -103,7 +105,7 @@ void swiglu_backward(T* dh13, const T* dout, const T* h13, Index rows, Index hid
   Kokkos::parallel_for("swiglu_backward", Range(0, rows * hidden), KOKKOS_LAMBDA(Index i) {
     const Index r = i / hidden, j = i % hidden;
     const T g = h13[r * 2 * hidden + j], u = h13[r * 2 * hidden + hidden + j];
-    const T sig = T(1) / (T(1) + std::exp(-g));
+    const T sig = T(1) / (T(1) + fast::exp(-g));
     const T silu = g * sig;
     dh13[r * 2 * hidden + j] = dout[i] * u * sig * (T(1) + g * (T(1) - sig));
     dh13[r * 2 * hidden + hidden + j] = dout[i] * silu;
@@ -121,9 +123,9 @@ void fill(T* dst, T value, Index n) {
   Kokkos::parallel_for("fill", Range(0, n), KOKKOS_LAMBDA(Index i) { dst[i] = value; });
 }
 
-// Cross-entropy over one chunk of logits [rows, vocab], in place: logits become d(loss)/d(logits) times
-// grad_scale (softmax minus one-hot), rows whose target is ignore_index get zero gradient and zero loss.
-// loss[r] receives the row's loss. With want_grad = false the logits are left as they are.
+// Cross-entropy over one chunk of logits [rows, vocab], in place. loss[r] receives the row's loss; with
+// want_grad the logits become d(loss)/d(logits) times grad_scale (softmax minus one-hot), otherwise they
+// are left as scratch (exponentials). Rows whose target is ignore_index get zero loss and zero gradient.
 template <typename T>
 void cross_entropy_rows(T* logits, T* loss, const std::int32_t* targets, Index rows, Index vocab,
                         std::int32_t ignore_index, T grad_scale, bool want_grad) {
@@ -136,14 +138,13 @@ void cross_entropy_rows(T* logits, T* loss, const std::int32_t* targets, Index r
         for (Index j = 0; j < vocab; ++j) z[j] = 0;
       return;
     }
-    T max = z[0];
-    for (Index j = 1; j < vocab; ++j) max = z[j] > max ? z[j] : max;
-    T sum = 0;
-    for (Index j = 0; j < vocab; ++j) sum += std::exp(z[j] - max);
-    const T log_sum = std::log(sum) + max;
-    loss[r] = log_sum - z[target];
+    const T target_logit = z[target];
+    const T max = fast::row_max(z, vocab);
+    const T sum = fast::exp_shifted_sum(z, vocab, max);
+    loss[r] = std::log(sum) + max - target_logit;
     if (!want_grad) return;
-    for (Index j = 0; j < vocab; ++j) z[j] = std::exp(z[j] - log_sum) * grad_scale;
+    const T scale = grad_scale / sum;
+    for (Index j = 0; j < vocab; ++j) z[j] *= scale;
     z[target] -= grad_scale;
   });
 }

@@ -13,13 +13,13 @@ AdamW::AdamW(const std::vector<model::UnitLayout>& layouts, const AdamWOptions& 
       v_(model::allocate_units<float>(layouts, "adamw.v")) {}
 
 void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector<model::ParamUnit<float>>& grads,
-                 double lr) {
+                 double lr, double grad_scale) {
   ++steps_;
   const double b1 = options_.beta1, b2 = options_.beta2;
   // torch.optim.AdamW (single-tensor path): step_size = lr / (1 - b1^t); denom = sqrt(v) / sqrt(1 - b2^t) + eps.
   const float step_size = float(lr / (1.0 - std::pow(b1, double(steps_))));
   const float bias2_sqrt = float(std::sqrt(1.0 - std::pow(b2, double(steps_))));
-  const float beta1 = float(b1), beta2 = float(b2), eps = float(options_.eps);
+  const float beta1 = float(b1), beta2 = float(b2), eps = float(options_.eps), clip = float(grad_scale);
   for (std::size_t u = 0; u < params.size(); ++u) {
     for (const auto& t : params[u].layout.tensors) {
       const bool decay = options_.decay_norms_and_embeddings || !t.is_norm_or_embedding;
@@ -29,9 +29,10 @@ void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector
       float* m = m_[u].flat.data() + t.offset;
       float* v = v_[u].flat.data() + t.offset;
       Kokkos::parallel_for("adamw", Range(0, t.size()), KOKKOS_LAMBDA(std::int64_t i) {
+        const float gi = g[i] * clip;
         p[i] *= keep;
-        m[i] += (g[i] - m[i]) * (1.0f - beta1);
-        v[i] = v[i] * beta2 + g[i] * g[i] * (1.0f - beta2);
+        m[i] += (gi - m[i]) * (1.0f - beta1);
+        v[i] = v[i] * beta2 + gi * gi * (1.0f - beta2);
         p[i] -= step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + eps);
       });
     }

@@ -62,9 +62,9 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
   float totals[4] = {float(loss_sum), float(count), float(tokens), stop_requested() ? 1.0f : 0.0f};
   comm_.all_reduce_sum(totals, 4);
   if (totals[3] > 0) request_stop();
-  m.grad_norm = optim::clip_by_global_norm(model_.grads(), options_.grad_clip);
+  m.grad_norm = optim::global_norm(model_.grads());
   m.lr = optim::learning_rate(options_.schedule, step_);
-  optimizer_.step(model_.params(), model_.grads(), m.lr);
+  optimizer_.step(model_.params(), model_.grads(), m.lr, optim::clip_factor(m.grad_norm, options_.grad_clip));
   m.optimizer_s = seconds_since(optimizer_start);
   ++step_;
   m.step = step_;

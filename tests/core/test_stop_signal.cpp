@@ -15,6 +15,8 @@ TEST(StopSignal, SigtermAndSigusr1SetTheFlag) {
     EXPECT_TRUE(llmtrain::stop_requested());
     EXPECT_EQ(llmtrain::stop_signal_number(), signum);
   }
+  llmtrain::request_stop();  // a request after a signal keeps the signal's number
+  EXPECT_EQ(llmtrain::stop_signal_number(), SIGUSR1);
   llmtrain::clear_stop_request();
   llmtrain::request_stop();
   EXPECT_TRUE(llmtrain::stop_requested());

@@ -2,7 +2,10 @@
 // input format: .jsonl, .jsonl.gz, .jsonl.zst, .txt) and on generated corpora.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "loader_test_util.hpp"
+#include "shards.hpp"
 
 namespace llmtrain::data::testing {
 namespace {
@@ -79,6 +82,26 @@ TEST(LoaderEpochs, ManyFilesManyShardsAnyWorldSize) {
     w.run_through_epoch(0, &cov, &corpus);
     cov.expect_exactly(corpus, 0);
   }
+}
+
+TEST(LoaderEpochs, EachRankReadsOnlyItsOwnShards) {
+  LoaderOptions o = license_options();
+  DatasetFiles ds = list_dataset(o.datasets[0]);
+  const int world = 3;
+  World w(o, world);
+  w.steps(60);
+  for (int r = 0; r < world; ++r)
+    for (const auto& batch : w.provenance[static_cast<std::size_t>(r)])
+      for (const auto& row : batch)
+        for (const auto& span : row.spans) {
+          auto file = std::find_if(ds.files.begin(), ds.files.end(), [&](const CorpusFile& f) { return f.path == span.file; });
+          ASSERT_NE(file, ds.files.end());
+          // Where the record starts in the dataset's byte space (a compressed or text file: where it starts).
+          std::uint64_t at = file->start + (splittable(file->format) ? span.byte_offset : 0);
+          std::uint64_t shard = 0;
+          while (shard_range(ds, 16, shard).end <= at) ++shard;
+          EXPECT_TRUE(rank_owns_shard(shard, r, world)) << span.file << " @" << span.byte_offset;
+        }
 }
 
 TEST(LoaderEpochs, NoSpecialTokensWhenNoneConfigured) {

@@ -2,9 +2,11 @@
 // drift detection (corpus files or tokenizer changed since the save) with the opt-in to continue.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 #include "loader_test_util.hpp"
+#include "permutation.hpp"
 #include "state.hpp"
 
 namespace llmtrain::data::testing {
@@ -39,6 +41,34 @@ TEST(LoaderState, MalformedBlobsAreErrors) {
   World two(options(), 2);
   Loader fresh(options(), byte_encoder(), 0, 1);
   EXPECT_THROW(fresh.restore({two.states()[0]}), Error);
+}
+
+// Random corruption behind a valid checksum (what a bug or a hostile file could hand over): restoring and
+// reading on must either work or raise llmtrain::Error, never crash or hang.
+TEST(LoaderState, CorruptedStatesWithValidChecksumNeverCrash) {
+  World w(options(), 2);
+  w.steps(15);
+  const std::vector<std::string> states = w.states();
+  std::uint64_t rng = 12345;
+  int errors = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<std::string> bad = states;
+    std::string& blob = bad[static_cast<std::size_t>(trial % 2)];
+    for (int flips = 0; flips < 1 + trial % 4; ++flips) {
+      rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+      std::size_t at = 12 + (rng >> 33) % (blob.size() - 20);  // past magic + version, before the checksum
+      blob[at] = static_cast<char>(blob[at] ^ (1 << ((rng >> 20) % 8)));
+    }
+    std::uint64_t sum = hash_bytes(blob.data(), blob.size() - 8);
+    std::memcpy(&blob[blob.size() - 8], &sum, 8);
+    try {
+      World resumed(options(), 2, bad);
+      resumed.steps(3);
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 0);
 }
 
 // Corpora of equal-length documents, so that rows hold the same number of pieces whatever the corpus size.

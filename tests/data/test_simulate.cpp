@@ -37,7 +37,9 @@ TEST(Simulate, ProvenanceLinesAndRescaleThroughStateDirectoriesCoverTheEpochOnce
     std::string line;
     int lines = 0;
     while (std::getline(in, line)) {
-      if (lines++ == 0) EXPECT_EQ(line.rfind("{\"step\":0,\"rank\":0,\"row\":0,\"spans\":[[\"licenses\",", 0), 0u) << line;
+      if (lines++ == 0) {
+        EXPECT_EQ(line.rfind("{\"step\":0,\"rank\":0,\"row\":0,\"spans\":[[\"licenses\",", 0), 0u) << line;
+      }
       nlohmann::json j = nlohmann::json::parse(line);
       specials += static_cast<std::int64_t>(j["special"].size());
       for (const auto& s : j["spans"]) {

@@ -45,15 +45,41 @@ TEST(AdamW, MatchesHandComputedStepsAndSkipsDecayOnNorms) {
   EXPECT_EQ(adamw.steps_taken(), 3);
 }
 
-TEST(GradClip, ScalesOnlyAboveTheLimit) {
+TEST(GradClip, FactorOnlyAboveTheLimit) {
   const auto layouts = two_tensor_layout();
   auto grads = model::allocate_units<float>(layouts, "g");
   grads[0].flat(0) = 3.0f;
   grads[0].flat(1) = 4.0f;
-  EXPECT_DOUBLE_EQ(clip_by_global_norm(grads, 10.0), 5.0);
-  EXPECT_EQ(grads[0].flat(1), 4.0f);
-  EXPECT_DOUBLE_EQ(clip_by_global_norm(grads, 1.0), 5.0);
-  EXPECT_NEAR(global_norm(grads), 1.0, 1e-6);
+  const double norm = global_norm(grads);
+  EXPECT_DOUBLE_EQ(norm, 5.0);
+  EXPECT_DOUBLE_EQ(clip_factor(norm, 10.0), 1.0);
+  EXPECT_DOUBLE_EQ(clip_factor(norm, 0.0), 1.0);  // disabled
+  EXPECT_NEAR(clip_factor(norm, 1.0) * norm, 1.0, 1e-6);
+}
+
+TEST(GradClip, NormOfManyBlocksMatchesPlainSum) {
+  model::UnitLayout unit{"u", {model::TensorSlice{"w", 0, {10007}, false}}};
+  auto grads = model::allocate_units<float>({unit}, "g");
+  double expected = 0;
+  for (int i = 0; i < 10007; ++i) {
+    grads[0].flat(i) = float(i % 13) - 6.0f;
+    expected += double(grads[0].flat(i)) * double(grads[0].flat(i));
+  }
+  EXPECT_DOUBLE_EQ(global_norm(grads), std::sqrt(expected));
+}
+
+TEST(AdamW, GradScaleActsLikeScaledGradients) {
+  const auto layouts = two_tensor_layout();
+  auto p1 = model::allocate_units<float>(layouts, "p1"), p2 = model::allocate_units<float>(layouts, "p2");
+  auto g1 = model::allocate_units<float>(layouts, "g1"), g2 = model::allocate_units<float>(layouts, "g2");
+  AdamW a1(layouts, AdamWOptions{}), a2(layouts, AdamWOptions{});
+  for (int t = 0; t < 3; ++t) {
+    g1[0].flat(1) = 2.0f * float(t + 1);
+    g2[0].flat(1) = float(t + 1);
+    a1.step(p1, g1, 0.1, 0.5);
+    a2.step(p2, g2, 0.1);
+    EXPECT_EQ(p1[0].flat(1), p2[0].flat(1));
+  }
 }
 
 TEST(Schedule, WarmupThenDecayToMinimum) {

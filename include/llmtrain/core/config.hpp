@@ -33,6 +33,8 @@ struct ModelConfig {
 
 struct TokenizerConfig {
   std::string path;
+  std::string bos_token;  // "": from the tokenizer
+  std::string eos_token;
 };
 
 struct DatasetConfig {
@@ -48,7 +50,6 @@ struct DataConfig {
   std::int64_t logical_shards;
   std::int64_t shuffle_window;
   std::int64_t block_bytes;
-  std::int64_t threads;  // 0: as many as the cores a rank owns
   std::string on_bad_record;
   double max_bad_fraction;
   bool allow_corpus_change;
@@ -65,6 +66,7 @@ struct TrainConfig {
   std::int64_t warmup_steps;
   std::string schedule;
   double weight_decay;
+  bool decay_norms_and_embeddings;
   double beta1;
   double beta2;
   double eps;

@@ -13,6 +13,7 @@ bool stop_requested();
 // Number of the last stop signal received, 0 if none (or if stopped by request_stop()).
 int stop_signal_number();
 
+// Sets the flag without a signal (e.g. when another rank received one); keeps a received signal's number.
 void request_stop();
 void clear_stop_request();
 

@@ -42,6 +42,7 @@ struct LoaderOptions {
   std::optional<TokenId> eos_id;       // appended to every document when set
   BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
   double max_bad_fraction = 0.01;  // skipping turns into an error above this share of bad records
+  std::int64_t prefetch_rows = 0;  // rows a background thread prepares ahead of next(); 0: synchronous
   bool allow_corpus_change = false;        // resume even if the corpus or the tokenizer changed (see docs)
 };
 
@@ -86,7 +87,8 @@ class Loader final : public BatchSource {
   // Provenance of the rows of the last next(), one entry per row.
   const std::vector<RowProvenance>& last_provenance() const;
 
-  // Everything handed out so far, as a self-describing binary blob. No communication.
+  // Everything handed out so far, as a self-describing binary blob. No communication. With prefetching, the
+  // rows prepared but not yet handed out are part of it, so it still describes exactly what was consumed.
   std::string state() const;
   // Continues from the states saved by all ranks of a previous run (any world size). Call before next().
   void restore(const std::vector<std::string>& saved_states);
@@ -94,9 +96,11 @@ class Loader final : public BatchSource {
   LoaderStats stats() const;
 
   class Impl;
+  class Prefetcher;
 
  private:
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Prefetcher> prefetcher_;  // started by the first next() when prefetch_rows > 0
 };
 
 // A readable dump of a state blob (what `llmtrain-data simulate` prints, and what a user reads when a

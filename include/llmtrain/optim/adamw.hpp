@@ -24,9 +24,10 @@ class AdamW {
  public:
   AdamW(const std::vector<model::UnitLayout>& layouts, const AdamWOptions& options);
 
-  // One update of every parameter from its gradient at learning rate lr.
+  // One update of every parameter from grad_scale * its gradient (grad_scale carries gradient clipping)
+  // at learning rate lr.
   void step(std::vector<model::ParamUnit<float>>& params, const std::vector<model::ParamUnit<float>>& grads,
-            double lr);
+            double lr, double grad_scale = 1.0);
 
   std::int64_t steps_taken() const { return steps_; }
   std::vector<model::ParamUnit<float>>& first_moments() { return m_; }

@@ -1,4 +1,5 @@
-// Global gradient norm and clipping by it (torch.nn.utils.clip_grad_norm_ semantics).
+// Global gradient norm and the clipping factor it implies (torch.nn.utils.clip_grad_norm_ semantics).
+// The factor is applied inside the AdamW update (AdamW::step's grad_scale), saving a pass over memory.
 #pragma once
 
 #include <vector>
@@ -7,11 +8,10 @@
 
 namespace llmtrain::optim {
 
-// sqrt of the sum of squares of every gradient element (accumulated in double).
+// sqrt of the sum of squares of every gradient element (accumulated in double, in a fixed order).
 double global_norm(const std::vector<model::ParamUnit<float>>& grads);
 
-// If max_norm > 0 and norm > max_norm, scales every gradient by max_norm / (norm + 1e-6).
-// Returns the norm before clipping.
-double clip_by_global_norm(std::vector<model::ParamUnit<float>>& grads, double max_norm);
+// max_norm / (norm + 1e-6) when max_norm > 0 and norm > max_norm, else 1.
+double clip_factor(double norm, double max_norm);
 
 }  // namespace llmtrain::optim

@@ -1,0 +1,90 @@
+// Config -> area options. Errors name the configuration key, like those of the parser.
+#include "run_setup.hpp"
+
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/data/tokenizer_encoder.hpp"
+#include "llmtrain/optim/schedule.hpp"
+
+namespace llmtrain::apps {
+namespace {
+
+// Llama's rule for the SwiGLU width when [model] d_ff = 0: 2/3 of 4 d_model, rounded up to 256.
+std::int64_t llama_ffn_hidden(std::int64_t d_model) { return (8 * d_model / 3 + 255) / 256 * 256; }
+
+tokenizer::TokenId special_token(const Config& config, const tokenizer::Tokenizer& tokenizer, const std::string& key,
+                      const std::string& token) {
+  const auto id = tokenizer.token_to_id(token);
+  LLMTRAIN_CHECK(id, config.source_file, ": tokenizer.", key, ": \"", token, "\" is not a token of ", config.tokenizer.path);
+  return *id;
+}
+
+}  // namespace
+
+model::ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size) {
+  const ModelConfig& m = config.model;
+  LLMTRAIN_CHECK(m.vocab_size == 0 || m.vocab_size >= tokenizer_vocab_size, config.source_file,
+                 ": model.vocab_size: ", m.vocab_size, " is smaller than the tokenizer's vocabulary (",
+                 tokenizer_vocab_size, " tokens in ", config.tokenizer.path, ")");
+  model::ModelConfig out;
+  out.vocab_size = m.vocab_size > 0 ? m.vocab_size : tokenizer_vocab_size;
+  out.dim = m.d_model;
+  out.n_layers = m.n_layers;
+  out.n_heads = m.n_heads;
+  out.n_kv_heads = m.n_kv_heads > 0 ? m.n_kv_heads : m.n_heads;
+  out.ffn_hidden = m.d_ff > 0 ? m.d_ff : llama_ffn_hidden(m.d_model);
+  out.max_seq_len = config.data.seq_len;
+  out.rope_theta = m.rope_theta;
+  out.norm_eps = m.norm_eps;
+  out.tied_embeddings = m.tie_embeddings;
+  out.doc_masking = m.mask_documents;
+  out.init_std = m.init_std;
+  out.seed = static_cast<std::uint64_t>(m.seed);
+  out.validate();
+  return out;
+}
+
+data::LoaderOptions loader_options(const Config& config, const std::vector<DatasetConfig>& datasets,
+                                   const tokenizer::Tokenizer& tokenizer) {
+  data::LoaderOptions out;
+  for (const auto& d : datasets) out.datasets.push_back({d.name, d.path, d.weight, d.field});
+  out.seq_len = config.data.seq_len;
+  out.seed = static_cast<std::uint64_t>(config.data.seed);
+  out.logical_shards = config.data.logical_shards;
+  out.shuffle_window = config.data.shuffle_window;
+  out.batch_rows = config.train.batch_size;
+  out.block_bytes = config.data.block_bytes;
+  out.on_bad_record = config.data.on_bad_record == "fail" ? data::BadRecordPolicy::fail : data::BadRecordPolicy::skip;
+  out.max_bad_fraction = config.data.max_bad_fraction;
+  out.allow_corpus_change = config.data.allow_corpus_change;
+  data::set_default_special_tokens(tokenizer, out);
+  if (!config.tokenizer.bos_token.empty())
+    out.bos_id = special_token(config, tokenizer, "bos_token", config.tokenizer.bos_token);
+  if (!config.tokenizer.eos_token.empty())
+    out.eos_id = special_token(config, tokenizer, "eos_token", config.tokenizer.eos_token);
+  return out;
+}
+
+train::TrainOptions train_options(const Config& config) {
+  const TrainConfig& t = config.train;
+  train::TrainOptions out;
+  out.steps = t.steps;
+  out.grad_accum = t.grad_accum;
+  out.grad_clip = t.grad_clip;
+  out.recompute = t.recompute;
+  out.adamw.beta1 = t.beta1;
+  out.adamw.beta2 = t.beta2;
+  out.adamw.eps = t.eps;
+  out.adamw.weight_decay = t.weight_decay;
+  out.adamw.decay_norms_and_embeddings = t.decay_norms_and_embeddings;
+  out.schedule.decay = optim::parse_decay(t.schedule);
+  out.schedule.lr = t.lr;
+  out.schedule.min_lr = t.min_lr;
+  out.schedule.warmup_steps = t.warmup_steps;
+  out.eval_every = t.eval_every;
+  out.eval_batches = t.eval_batches;
+  out.run_dir = t.run_dir;
+  out.progress_every = config.log.every_steps;
+  return out;
+}
+
+}  // namespace llmtrain::apps

@@ -1,0 +1,25 @@
+// Maps the TOML configuration onto the option structs of the areas: the one place where `[model]`,
+// `[tokenizer]`, `[data]` and `[train]` keys meet the model, the loader and the trainer.
+#pragma once
+
+#include <vector>
+
+#include "llmtrain/core/config.hpp"
+#include "llmtrain/data/loader.hpp"
+#include "llmtrain/model/config.hpp"
+#include "llmtrain/tokenizer/tokenizer.hpp"
+#include "llmtrain/train/trainer.hpp"
+
+namespace llmtrain::apps {
+
+// vocab_size: the tokenizer's size, used when model.vocab_size is 0 (and checked against it otherwise).
+model::ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size);
+
+// Options of a loader over `datasets` (config.data.datasets or config.data.eval_datasets), with BOS/EOS
+// from [tokenizer] or, by default, from the tokenizer itself.
+data::LoaderOptions loader_options(const Config& config, const std::vector<DatasetConfig>& datasets,
+                                   const tokenizer::Tokenizer& tokenizer);
+
+train::TrainOptions train_options(const Config& config);
+
+}  // namespace llmtrain::apps

@@ -1,0 +1,103 @@
+// The background prefetcher: same rows as the synchronous loader, a state that describes what was consumed
+// however far the producer ran ahead (deliberately slow and fast consumers), producer errors reaching the
+// trainer, and shutdown at any point without hanging.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "loader_test_util.hpp"
+#include "state.hpp"
+
+namespace llmtrain::data::testing {
+namespace {
+
+LoaderOptions options(std::int64_t prefetch) {
+  LoaderOptions o = small_options({{"licenses", license_corpus(), 1.0, "text"}});
+  o.prefetch_rows = prefetch;
+  return o;
+}
+
+void expect_same_batches(const World& a, int from, const World& b, int count) {
+  for (std::size_t r = 0; r < a.ranks.size(); ++r)
+    for (int s = 0; s < count; ++s) {
+      ASSERT_EQ(a.batches[r][static_cast<std::size_t>(from + s)].tokens, b.batches[r][static_cast<std::size_t>(s)].tokens)
+          << "rank " << r << " step " << from + s;
+      ASSERT_EQ(a.batches[r][static_cast<std::size_t>(from + s)].doc_index,
+                b.batches[r][static_cast<std::size_t>(s)].doc_index);
+    }
+}
+
+TEST(LoaderPrefetch, SameRowsAsTheSynchronousLoader) {
+  World sync(options(0), 2), async(options(16), 2);
+  sync.steps(50);
+  async.steps(50);
+  expect_same_batches(sync, 0, async, 50);
+}
+
+TEST(LoaderPrefetch, StateIsWhatWasConsumedWithSlowAndFastConsumers) {
+  World reference(options(0), 2);
+  reference.steps(60);
+  for (bool slow : {false, true}) {
+    SCOPED_TRACE(slow ? "slow consumer" : "fast consumer");
+    World async(options(16), 2);
+    for (int s = 0; s < 20; ++s) {
+      async.step();
+      if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::vector<std::string> states = async.states();
+    // Slow consumer: wait (bounded) until the producer is a full queue ahead, and save then.
+    for (int wait = 0; slow && wait < 10000 && decode_state(states[0]).ready.size() < 16; ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      states = async.states();
+    }
+    if (slow) {
+      EXPECT_EQ(decode_state(states[0]).ready.size(), 16u);
+    }
+    World resumed_sync(options(0), 2, states), resumed_async(options(16), 2, states);
+    resumed_sync.steps(40);
+    resumed_async.steps(40);
+    expect_same_batches(reference, 20, resumed_sync, 40);
+    expect_same_batches(reference, 20, resumed_async, 40);
+  }
+}
+
+TEST(LoaderPrefetch, RescaleFromAPrefetchingRunIsExactlyOnce) {
+  LoaderOptions o = options(8);
+  Corpus corpus = scan_corpus(o, ByteEncoder());
+  Coverage cov;
+  World first(o, 2);
+  first.steps(25, &cov, &corpus);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  World second(options(0), 3, first.states());
+  second.run_through_epoch(0, &cov, &corpus);
+  cov.expect_exactly(corpus, 0);
+}
+
+TEST(LoaderPrefetch, ProducerErrorsReachTheTrainerWithTheirMessage) {
+  TempDir dir("prefetch-error");
+  std::string lines;
+  for (int i = 0; i < 50; ++i) lines += "{\"text\": \"document " + std::to_string(i) + "\"}\n";
+  write_file(dir / "a.jsonl", lines + "{broken\n");
+  LoaderOptions o = small_options({{"a", dir.path(), 1.0, "text"}}, 15);
+  o.on_bad_record = BadRecordPolicy::fail;
+  o.prefetch_rows = 4;
+  Loader loader(o, byte_encoder(), 0, 1);
+  try {
+    for (int i = 0; i < 1000; ++i) loader.next();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a.jsonl"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(loader.next(), Error);  // stays failed; the destructor then joins the stopped thread
+}
+
+TEST(LoaderPrefetch, ShutdownAtAnyPointDoesNotHang) {
+  for (int consumed : {0, 1, 5}) {
+    Loader loader(options(64), byte_encoder(), 0, 1);
+    for (int i = 0; i < consumed; ++i) loader.next();
+  }  // destroyed with the producer running, waiting for space, or never started
+}
+
+}  // namespace
+}  // namespace llmtrain::data::testing

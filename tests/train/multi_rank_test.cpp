@@ -1,0 +1,92 @@
+// Data-parallel equivalence under mpirun: W ranks, each training on its own b rows per step, follow the
+// same trajectory as one process training on all W*b rows (the gradient all-reduce computes the mean).
+// Every rank also runs the single-process reference itself and compares losses and final parameters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/dist/runtime.hpp"
+#include "llmtrain/train/trainer.hpp"
+#include "test_sources.hpp"
+
+extern llmtrain::dist::Runtime* g_runtime;
+
+namespace llmtrain::train {
+namespace {
+
+// Rows [first, first + count) of each global batch of PatternSource(total rows).
+class RowSlice : public data::BatchSource {
+ public:
+  RowSlice(std::int64_t total_rows, std::int64_t first, std::int64_t count)
+      : global_(total_rows, 16, 32, 99), first_(first), count_(count) {}
+  data::Batch next() override {
+    const data::Batch all = global_.next();
+    data::Batch b;
+    b.rows = count_;
+    b.seq_len = all.seq_len;
+    const auto width = all.row_width();
+    b.tokens.assign(all.tokens.begin() + first_ * width, all.tokens.begin() + (first_ + count_) * width);
+    return b;
+  }
+
+ private:
+  testing::PatternSource global_;
+  std::int64_t first_, count_;
+};
+
+model::ModelConfig config() {
+  model::ModelConfig c;
+  c.vocab_size = 32;
+  c.dim = 32;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.ffn_hidden = 64;
+  c.max_seq_len = 16;
+  return c;
+}
+
+TrainOptions options() {
+  TrainOptions o;
+  o.steps = 6;
+  o.schedule.lr = 1e-2;
+  o.schedule.warmup_steps = 2;
+  o.progress_every = 0;
+  o.peak_flops = 1e11;
+  return o;
+}
+
+TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
+  const int world = g_runtime->size(), rank = g_runtime->rank();
+  const std::int64_t b = 2;
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  Trainer distributed(config(), options(), *comm);
+  RowSlice mine(world * b, rank * b, b);
+  const auto history = distributed.run(mine, nullptr);
+
+  testing::SingleRankCollectives alone;
+  Trainer reference(config(), options(), alone);
+  RowSlice everything(world * b, 0, world * b);
+  const auto expected = reference.run(everything, nullptr);
+
+  ASSERT_EQ(history.size(), expected.size());
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    EXPECT_NEAR(history[i].loss, expected[i].loss, 1e-5 * expected[i].loss) << "step " << i + 1;
+    EXPECT_NEAR(history[i].grad_norm, expected[i].grad_norm, 1e-4 * expected[i].grad_norm) << "step " << i + 1;
+    EXPECT_EQ(history[i].tokens, expected[i].tokens);
+  }
+  for (std::size_t u = 0; u < reference.model().params().size(); ++u) {
+    const auto& p = distributed.model().params()[u].flat;
+    const auto& q = reference.model().params()[u].flat;
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      diff += (double(p(i)) - double(q(i))) * (double(p(i)) - double(q(i)));
+      norm += double(q(i)) * double(q(i));
+    }
+    EXPECT_LE(std::sqrt(diff), 1e-5 * std::sqrt(norm)) << reference.model().params()[u].layout.name;
+  }
+}
+
+}  // namespace
+}  // namespace llmtrain::train
