@@ -135,6 +135,10 @@ TEST(TokenizerApi, ClearLoadErrors) {
                 .find("cannot compile regex"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"model": {"vocab": {"a": "x"}, "merges": []}})").find("non-integer id"), std::string::npos);
+  EXPECT_NE(load_error(R"({"model": {"vocab": {"a": 2000000000}, "merges": []}})").find("outside [0, 16777215]"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"added_tokens": [{"id": -3, "content": "x"}], )" + model + "}").find("invalid added token"),
+            std::string::npos);
   EXPECT_NE(load_error(R"({"model": {"vocab": {"a": 0}, "merges": [], "unk_token": "<unk>"}})").find("unk_token"),
             std::string::npos);
   try {
