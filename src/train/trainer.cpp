@@ -63,6 +63,10 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
   comm_.all_reduce_sum(totals, 4);
   if (totals[3] > 0) request_stop();
   m.grad_norm = optim::global_norm(model_.grads());
+  // Every rank sees the same reduced loss and norm, so every rank stops here together.
+  LLMTRAIN_CHECK(std::isfinite(double(totals[0])) && std::isfinite(m.grad_norm), "training diverged at step ",
+                 step_ + 1, ": loss sum ", totals[0], ", gradient norm ", m.grad_norm,
+                 " (lower train.lr, raise train.warmup_steps or set train.grad_clip)");
   m.lr = optim::learning_rate(options_.schedule, step_);
   optimizer_.step(model_.params(), model_.grads(), m.lr, optim::clip_factor(m.grad_norm, options_.grad_clip));
   m.optimizer_s = seconds_since(optimizer_start);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "llmtrain/core/error.hpp"
@@ -121,6 +122,14 @@ TEST(Trainer, StopRequestEndsTheRunBetweenSteps) {
   clear_stop_request();
   EXPECT_TRUE(history.empty());
   EXPECT_EQ(trainer.step(), 1);
+}
+
+TEST(Trainer, DivergenceStopsWithAnError) {
+  SingleRankCollectives comm;
+  Trainer trainer(tiny_model(), options(3), comm);
+  trainer.model().params()[1].flat(5) = std::numeric_limits<float>::quiet_NaN();
+  PatternSource source(2, 16, 32, 5);
+  EXPECT_THROW(trainer.train_step(source), Error);
 }
 
 TEST(Trainer, RejectsBadOptions) {
