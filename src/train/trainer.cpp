@@ -82,9 +82,12 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
 }
 
 EvalResult Trainer::evaluate(data::BatchSource& source) {
+  // The first evaluation draws its batches and keeps them: every later evaluation scores the same tokens,
+  // so the held-out losses of a run are comparable with each other.
+  while (std::int64_t(eval_batches_.size()) < options_.eval_batches) eval_batches_.push_back(source.next());
   double sums[2] = {0, 0};
-  for (std::int64_t b = 0; b < options_.eval_batches; ++b) {
-    const model::LossSum loss = model_.forward(source.next());
+  for (const auto& batch : eval_batches_) {
+    const model::LossSum loss = model_.forward(batch);
     sums[0] += loss.sum;
     sums[1] += double(loss.count);
   }
