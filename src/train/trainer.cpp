@@ -63,6 +63,10 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
   comm_.all_reduce_sum(totals, 4);
   if (totals[3] > 0) request_stop();
   m.grad_norm = optim::global_norm(model_.grads());
+  // Every rank sees the same reduced loss and norm, so every rank stops here together.
+  LLMTRAIN_CHECK(std::isfinite(double(totals[0])) && std::isfinite(m.grad_norm), "training diverged at step ",
+                 step_ + 1, ": loss sum ", totals[0], ", gradient norm ", m.grad_norm,
+                 " (lower train.lr, raise train.warmup_steps or set train.grad_clip)");
   m.lr = optim::learning_rate(options_.schedule, step_);
   optimizer_.step(model_.params(), model_.grads(), m.lr, optim::clip_factor(m.grad_norm, options_.grad_clip));
   m.optimizer_s = seconds_since(optimizer_start);
@@ -78,9 +82,12 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
 }
 
 EvalResult Trainer::evaluate(data::BatchSource& source) {
+  // The first evaluation draws its batches and keeps them: every later evaluation scores the same tokens,
+  // so the held-out losses of a run are comparable with each other.
+  while (std::int64_t(eval_batches_.size()) < options_.eval_batches) eval_batches_.push_back(source.next());
   double sums[2] = {0, 0};
-  for (std::int64_t b = 0; b < options_.eval_batches; ++b) {
-    const model::LossSum loss = model_.forward(source.next());
+  for (const auto& batch : eval_batches_) {
+    const model::LossSum loss = model_.forward(batch);
     sums[0] += loss.sum;
     sums[1] += double(loss.count);
   }

@@ -51,7 +51,8 @@ class Trainer {
 
   // One optimizer step from grad_accum batches of `source`; returns the step's metrics (also written).
   StepMetrics train_step(data::BatchSource& source);
-  // Mean loss over eval_batches batches of `source` on every rank (collective).
+  // Mean loss over eval_batches batches on every rank (collective). The batches are drawn from `source`
+  // at the first call and reused by every later call, so evaluations of one run score the same tokens.
   EvalResult evaluate(data::BatchSource& source);
   // Steps until options.steps or a stop signal (agreed across ranks); evaluates every eval_every steps
   // and at the end when `eval` is given. Returns the metrics of every step taken.
@@ -65,6 +66,7 @@ class Trainer {
   std::int64_t step_ = 0;
   double peak_flops_ = 0;
   std::unique_ptr<MetricsLog> log_;  // rank 0 only
+  std::vector<data::Batch> eval_batches_;
 };
 
 }  // namespace llmtrain::train
