@@ -134,8 +134,11 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   // Each rank streams its own logical shards; nothing is read before the first batch.
   std::unique_ptr<data::Loader> train_data, eval_data;
   dist::agree(runtime, [&] {
-    train_data = std::make_unique<data::Loader>(apps::loader_options(config, config.data.datasets, encoder->tokenizer()),
-                                                encoder, runtime.rank(), runtime.size());
+    const data::LoaderOptions train_options = apps::loader_options(config, config.data.datasets, encoder->tokenizer());
+    if (!train_options.bos_id && !train_options.eos_id)
+      log_warn("the tokenizer frames documents with no BOS or EOS token: documents are packed without separators "
+               "(set tokenizer.eos_token)");
+    train_data = std::make_unique<data::Loader>(train_options, encoder, runtime.rank(), runtime.size());
     if (!config.data.eval_datasets.empty())
       eval_data = std::make_unique<data::Loader>(
           apps::loader_options(config, config.data.eval_datasets, encoder->tokenizer()), encoder, runtime.rank(),

@@ -116,7 +116,8 @@ const std::vector<FieldSpec<Config>>& config_fields() {
       bind_member(&C::tokenizer, &TokenizerConfig::bos_token, text<C>("tokenizer", "bos_token", Kind::String, "",
            "Token put before every document; empty takes the tokenizer's post-processor (Llama: <|begin_of_text|>).")),
       bind_member(&C::tokenizer, &TokenizerConfig::eos_token, text<C>("tokenizer", "eos_token", Kind::String, "",
-           "Token put after every document; empty takes the post-processor's, else GPT-2's <|endoftext|> if present.")),
+           "Token put after every document; empty takes the post-processor's, else the first of <|endoftext|>, "
+           "<|end_of_text|>, </s> in the vocabulary.")),
 
       bind_member(&C::data, &DataConfig::seq_len, integer<C>("data", "seq_len", 1024, 1, 1 << 20,
            "Tokens per training row (each row carries seq_len + 1 tokens for the shifted targets).")),
