@@ -150,7 +150,7 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   log_info("model: ", model_shape.parameter_count(), " parameters; ", config.train.steps, " steps of ",
            config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
   trainer.run(*train_data, eval_data.get());
-  if (stop_requested() && trainer.step() < config.train.steps)
+  if (trainer.stopped_by_signal())
     log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",
              " after step ", trainer.step(), " of ", config.train.steps,
              " (checkpoints are the next milestone: this run cannot be resumed yet)");

@@ -61,7 +61,10 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
   for (auto& unit : model_.grads()) comm_.all_reduce_mean(unit.flat.data(), unit.flat.size());
   float totals[4] = {float(loss_sum), float(count), float(tokens), stop_requested() ? 1.0f : 0.0f};
   comm_.all_reduce_sum(totals, 4);
-  if (totals[3] > 0) request_stop();
+  // Only this agreed value ends the run: a signal that reaches one rank between two all-reduces must not
+  // make that rank leave the loop while the others enter the next step (they would wait for it forever).
+  stop_agreed_ = totals[3] > 0;
+  if (stop_agreed_) request_stop();
   m.grad_norm = optim::global_norm(model_.grads());
   // Every rank sees the same reduced loss and norm, so every rank stops here together.
   LLMTRAIN_CHECK(std::isfinite(double(totals[0])) && std::isfinite(m.grad_norm), "training diverged at step ",
@@ -104,7 +107,7 @@ EvalResult Trainer::evaluate(data::BatchSource& source) {
 std::vector<StepMetrics> Trainer::run(data::BatchSource& train, data::BatchSource* eval) {
   std::vector<StepMetrics> history;
   const auto start = Clock::now();
-  while (step_ < options_.steps && !stop_requested()) {
+  while (step_ < options_.steps && !stop_agreed_) {
     history.push_back(train_step(train));
     const auto& m = history.back();
     if (log_ && options_.progress_every > 0 && (m.step % options_.progress_every == 0 || m.step == options_.steps))
