@@ -96,14 +96,16 @@ def main():
     n = 2048
     m1, m2 = torch.randn(n, n), torch.randn(n, n)
     best = min((lambda t0: (m1 @ m2, time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(3))
-    peak = 2 * n ** 3 / best
-    print(f"torch {torch.__version__}, {a.threads} thread(s), matmul peak (2048^3): {peak / 1e9:.1f} GFLOP/s")
+    best_cpu = min((lambda c0: (m1 @ m2, time.process_time() - c0)[1])(time.process_time()) for _ in range(3))
+    peak, cpu_peak = 2 * n ** 3 / best, 2 * n ** 3 / best_cpu
+    print(f"torch {torch.__version__}, {a.threads} thread(s), matmul peak (2048^3): {peak / 1e9:.1f} GFLOP/s wall-clock, "
+          f"{cpu_peak / 1e9:.1f} GFLOP/s CPU time")
     print(f"model: {a.preset}, {n_params / 1e6:.1f}M parameters, rows {a.rows} x seq {a.seq}")
     matmul_params = c["n_layers"] * (c["dim"] * (c["n_heads"] + 2 * c["n_kv_heads"]) * (c["dim"] // c["n_heads"])
                                      + c["dim"] ** 2 + 3 * c["dim"] * c["ffn_hidden"]) + VOCAB * c["dim"]
     flops = a.rows * a.seq * (6 * matmul_params + 6 * c["n_layers"] * c["dim"] * a.seq)
     for s in range(a.steps + 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
         loss = model(x, y)
         t1 = time.perf_counter()
@@ -112,10 +114,11 @@ def main():
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         t3 = time.perf_counter()
-        total = t3 - t0
+        total, cpu = t3 - t0, time.process_time() - c0
         print(f"{'warmup' if s == 0 else 'step'} {s}: loss {loss.item():.4f} | {total:.2f} s (fwd {t1 - t0:.2f}, "
               f"bwd {t2 - t1:.2f}, opt {t3 - t2:.2f}) | {a.rows * a.seq / total:.0f} tokens/s | "
-              f"MFU {100 * flops / total / peak:.1f}%")
+              f"MFU {100 * flops / total / peak:.1f}% | CPU {cpu:.2f} s, {a.rows * a.seq / cpu:.0f} tokens/CPU-s, "
+              f"MFU(CPU) {100 * flops / cpu / cpu_peak:.1f}%")
 
 
 if __name__ == "__main__":

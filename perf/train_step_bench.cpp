@@ -5,6 +5,8 @@
 // Runs with one BLAS thread. Re-executes itself with OPENBLAS_CORETYPE=SkylakeX where that is the fast
 // kernel set (see include/llmtrain/model/blas_runtime.hpp); set OPENBLAS_CORETYPE yourself to compare.
 #include <Kokkos_Core.hpp>
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +21,27 @@
 #include "presets.hpp"
 
 using namespace llmtrain;
+
+// CPU time of this process: on a shared machine it is what the step cost, whatever else was running.
+static double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+// The same sgemm peak probe as model::measure_sgemm_peak, timed in CPU time.
+static double sgemm_peak_cpu_time(std::int64_t n, int repeats) {
+  Kokkos::View<float*> a("a", n * n), b("b", n * n), c("c", n * n);
+  Kokkos::deep_copy(a, 0.5f);
+  Kokkos::deep_copy(b, 0.25f);
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const double start = cpu_seconds();
+    model::gemm<float>(model::Trans::No, model::Trans::No, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    best = std::min(best, cpu_seconds() - start);
+  }
+  return 2.0 * double(n) * double(n) * double(n) / best;
+}
 
 int main(int argc, char** argv) {
   model::ensure_fast_blas_kernels(argv);
@@ -38,8 +61,9 @@ int main(int argc, char** argv) {
   model::ModelConfig config = perf::preset(preset);
   config.max_seq_len = std::max(config.max_seq_len, seq);
   const double peak = model::measure_sgemm_peak(2048, 3);
-  std::printf("blas kernels: %s, sgemm peak (2048^3, 1 thread): %.1f GFLOP/s\n", model::blas_kernel_name().c_str(),
-              peak / 1e9);
+  const double cpu_peak = sgemm_peak_cpu_time(2048, 3);
+  std::printf("blas kernels: %s, sgemm peak (2048^3, 1 thread): %.1f GFLOP/s wall-clock, %.1f GFLOP/s CPU time\n",
+              model::blas_kernel_name().c_str(), peak / 1e9, cpu_peak / 1e9);
   std::printf("model: %s, %.1fM parameters, rows %lld x seq %lld, recompute %s\n", preset.c_str(),
               double(config.parameter_count()) / 1e6, static_cast<long long>(rows), static_cast<long long>(seq),
               recompute.c_str());
@@ -55,21 +79,24 @@ int main(int argc, char** argv) {
     for (std::int64_t s = 0; s <= steps; ++s) {  // step 0 warms up (allocations, page faults)
       model::reset_gemm_stats();
       const auto start = std::chrono::steady_clock::now();
+      const double cpu_start = cpu_seconds();
       net.zero_grads();
       const double loss = net.forward_backward(batch, 1.0).mean();
       const auto optimizer_start = std::chrono::steady_clock::now();
       const double norm = optim::global_norm(net.grads());
       adamw.step(net.params(), net.grads(), 1e-4, optim::clip_factor(norm, 1.0));
       const auto end = std::chrono::steady_clock::now();
+      const double cpu = cpu_seconds() - cpu_start;
       const double total = std::chrono::duration<double>(end - start).count();
       const double opt_s = std::chrono::duration<double>(end - optimizer_start).count();
       const auto g = model::gemm_stats();
       const double flops = config.train_flops(rows * seq, seq);
       std::printf("%s %lld: loss %.4f | %.2f s (fwd %.2f, bwd %.2f, opt %.2f) | %.0f tokens/s | MFU %.1f%% | "
-                  "gemm %.1f GFLOP/s on %.2f s, outside gemm %.1f%%\n",
+                  "gemm %.1f GFLOP/s on %.2f s, outside gemm %.1f%% | CPU %.2f s, %.0f tokens/CPU-s, MFU(CPU) %.1f%%\n",
                   s == 0 ? "warmup" : "step", static_cast<long long>(s), loss, total, net.last_pass_times().forward_s,
                   net.last_pass_times().backward_s, opt_s, double(rows * seq) / total, 100.0 * flops / total / peak,
-                  g.flops / g.seconds / 1e9, g.seconds, 100.0 * (total - g.seconds) / total);
+                  g.flops / g.seconds / 1e9, g.seconds, 100.0 * (total - g.seconds) / total, cpu,
+                  double(rows * seq) / cpu, 100.0 * flops / cpu / cpu_peak);
     }
   }
   return 0;

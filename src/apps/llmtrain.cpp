@@ -134,9 +134,12 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   // Each rank streams its own logical shards; nothing is read before the first batch.
   std::unique_ptr<data::Loader> train_data, eval_data;
   dist::agree(runtime, [&] {
-    train_data = std::make_unique<data::Loader>(apps::loader_options(config, config.data.datasets, encoder->tokenizer(),
-                                                                     runtime.local_size()),
-                                                encoder, runtime.rank(), runtime.size());
+    const data::LoaderOptions train_options =
+        apps::loader_options(config, config.data.datasets, encoder->tokenizer(), runtime.local_size());
+    if (!train_options.bos_id && !train_options.eos_id)
+      log_warn("the tokenizer frames documents with no BOS or EOS token: documents are packed without separators "
+               "(set tokenizer.eos_token)");
+    train_data = std::make_unique<data::Loader>(train_options, encoder, runtime.rank(), runtime.size());
     if (!config.data.eval_datasets.empty())
       eval_data = std::make_unique<data::Loader>(
           apps::loader_options(config, config.data.eval_datasets, encoder->tokenizer(), runtime.local_size()),
@@ -148,7 +151,7 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   log_info("model: ", model_shape.parameter_count(), " parameters; ", config.train.steps, " steps of ",
            config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
   trainer.run(*train_data, eval_data.get());
-  if (stop_requested() && trainer.step() < config.train.steps)
+  if (trainer.stopped_by_signal())
     log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",
              " after step ", trainer.step(), " of ", config.train.steps,
              " (checkpoints are the next milestone: this run cannot be resumed yet)");

@@ -116,7 +116,8 @@ const std::vector<FieldSpec<Config>>& config_fields() {
       bind_member(&C::tokenizer, &TokenizerConfig::bos_token, text<C>("tokenizer", "bos_token", Kind::String, "",
            "Token put before every document; empty takes the tokenizer's post-processor (Llama: <|begin_of_text|>).")),
       bind_member(&C::tokenizer, &TokenizerConfig::eos_token, text<C>("tokenizer", "eos_token", Kind::String, "",
-           "Token put after every document; empty takes the post-processor's, else GPT-2's <|endoftext|> if present.")),
+           "Token put after every document; empty takes the post-processor's, else the first of <|endoftext|>, "
+           "<|end_of_text|>, </s> in the vocabulary.")),
 
       bind_member(&C::data, &DataConfig::seq_len, integer<C>("data", "seq_len", 1024, 1, 1 << 20,
            "Tokens per training row (each row carries seq_len + 1 tokens for the shifted targets).")),
@@ -134,8 +135,8 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "Fraction of skipped records (per rank and dataset, checked once 100 records were read) above which skipping becomes an error.")),
       bind_member(&C::data, &DataConfig::threads, integer<C>("data", "threads", 0, 0, 1024,
            "Tokenizing threads per rank; 0: the node's cores divided by its ranks (at least 1). Output does not depend on it.")),
-      bind_member(&C::data, &DataConfig::prefetch_rows, integer<C>("data", "prefetch_rows", 0, 0, 1 << 20,
-           "Rows a background thread prepares ahead of the trainer (e.g. 64); 0: prepared synchronously in next().")),
+      bind_member(&C::data, &DataConfig::prefetch_rows, integer<C>("data", "prefetch_rows", 64, 0, 1 << 20,
+           "Rows a background thread prepares ahead of the trainer; 0: prepared synchronously in next().")),
       bind_member(&C::data, &DataConfig::allow_corpus_change, boolean<C>("data", "allow_corpus_change", false,
            "On resume, accept a corpus that changed since the checkpoint (new files join at the next epoch).")),
 

@@ -76,39 +76,44 @@ template <typename T>
 void rope_apply(T* qk, const T* cos_table, const T* sin_table, Index rows, Index seq_len, Index width,
                 Index rotated_heads, Index head_dim, int direction) {
   const Index half = head_dim / 2;
-  Kokkos::parallel_for("rope", Range(0, rows * rotated_heads * half), KOKKOS_LAMBDA(Index i) {
-    const Index k = i % half;
-    const Index h = (i / half) % rotated_heads;
-    const Index r = i / (half * rotated_heads);
-    const Index pos = r % seq_len;
-    const T c = cos_table[pos * half + k];
-    const T s = T(direction) * sin_table[pos * half + k];
+  Kokkos::parallel_for("rope", Range(0, rows * rotated_heads), KOKKOS_LAMBDA(Index i) {
+    const Index r = i / rotated_heads, h = i % rotated_heads;
+    const T* c = cos_table + (r % seq_len) * half;
+    const T* s = sin_table + (r % seq_len) * half;
+    const T sign = T(direction);
     T* v = qk + r * width + h * head_dim;
-    const T x1 = v[k], x2 = v[k + half];
-    v[k] = x1 * c - x2 * s;
-    v[k + half] = x2 * c + x1 * s;
+    for (Index k = 0; k < half; ++k) {
+      const T x1 = v[k], x2 = v[k + half];
+      v[k] = x1 * c[k] - x2 * sign * s[k];
+      v[k + half] = x2 * c[k] + x1 * sign * s[k];
+    }
   });
 }
 
 // SwiGLU: h13 = [gate | up] (each `hidden` wide); out = silu(gate) * up.
 template <typename T>
 void swiglu_forward(T* out, const T* h13, Index rows, Index hidden) {
-  Kokkos::parallel_for("swiglu_forward", Range(0, rows * hidden), KOKKOS_LAMBDA(Index i) {
-    const Index r = i / hidden, j = i % hidden;
-    const T g = h13[r * 2 * hidden + j], u = h13[r * 2 * hidden + hidden + j];
-    out[i] = g / (T(1) + fast::exp(-g)) * u;
+  Kokkos::parallel_for("swiglu_forward", Range(0, rows), KOKKOS_LAMBDA(Index r) {
+    const T* g = h13 + r * 2 * hidden;
+    const T* u = g + hidden;
+    T* o = out + r * hidden;
+    for (Index j = 0; j < hidden; ++j) o[j] = g[j] / (T(1) + fast::exp(-g[j])) * u[j];
   });
 }
 
 template <typename T>
 void swiglu_backward(T* dh13, const T* dout, const T* h13, Index rows, Index hidden) {
-  Kokkos::parallel_for("swiglu_backward", Range(0, rows * hidden), KOKKOS_LAMBDA(Index i) {
-    const Index r = i / hidden, j = i % hidden;
-    const T g = h13[r * 2 * hidden + j], u = h13[r * 2 * hidden + hidden + j];
-    const T sig = T(1) / (T(1) + fast::exp(-g));
-    const T silu = g * sig;
-    dh13[r * 2 * hidden + j] = dout[i] * u * sig * (T(1) + g * (T(1) - sig));
-    dh13[r * 2 * hidden + hidden + j] = dout[i] * silu;
+  Kokkos::parallel_for("swiglu_backward", Range(0, rows), KOKKOS_LAMBDA(Index r) {
+    const T* g = h13 + r * 2 * hidden;
+    const T* u = g + hidden;
+    const T* d = dout + r * hidden;
+    T* dg = dh13 + r * 2 * hidden;
+    T* du = dg + hidden;
+    for (Index j = 0; j < hidden; ++j) {
+      const T sig = T(1) / (T(1) + fast::exp(-g[j]));
+      dg[j] = d[j] * u[j] * sig * (T(1) + g[j] * (T(1) - sig));
+      du[j] = d[j] * g[j] * sig;
+    }
   });
 }
 

@@ -61,8 +61,15 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
   for (auto& unit : model_.grads()) comm_.all_reduce_mean(unit.flat.data(), unit.flat.size());
   float totals[4] = {float(loss_sum), float(count), float(tokens), stop_requested() ? 1.0f : 0.0f};
   comm_.all_reduce_sum(totals, 4);
-  if (totals[3] > 0) request_stop();
+  // Only this agreed value ends the run: a signal that reaches one rank between two all-reduces must not
+  // make that rank leave the loop while the others enter the next step (they would wait for it forever).
+  stop_agreed_ = totals[3] > 0;
+  if (stop_agreed_) request_stop();
   m.grad_norm = optim::global_norm(model_.grads());
+  // Every rank sees the same reduced loss and norm, so every rank stops here together.
+  LLMTRAIN_CHECK(std::isfinite(double(totals[0])) && std::isfinite(m.grad_norm), "training diverged at step ",
+                 step_ + 1, ": loss sum ", totals[0], ", gradient norm ", m.grad_norm,
+                 " (lower train.lr, raise train.warmup_steps or set train.grad_clip)");
   m.lr = optim::learning_rate(options_.schedule, step_);
   optimizer_.step(model_.params(), model_.grads(), m.lr, optim::clip_factor(m.grad_norm, options_.grad_clip));
   m.optimizer_s = seconds_since(optimizer_start);
@@ -78,9 +85,12 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
 }
 
 EvalResult Trainer::evaluate(data::BatchSource& source) {
+  // The first evaluation draws its batches and keeps them: every later evaluation scores the same tokens,
+  // so the held-out losses of a run are comparable with each other.
+  while (std::int64_t(eval_batches_.size()) < options_.eval_batches) eval_batches_.push_back(source.next());
   double sums[2] = {0, 0};
-  for (std::int64_t b = 0; b < options_.eval_batches; ++b) {
-    const model::LossSum loss = model_.forward(source.next());
+  for (const auto& batch : eval_batches_) {
+    const model::LossSum loss = model_.forward(batch);
     sums[0] += loss.sum;
     sums[1] += double(loss.count);
   }
@@ -97,7 +107,7 @@ EvalResult Trainer::evaluate(data::BatchSource& source) {
 std::vector<StepMetrics> Trainer::run(data::BatchSource& train, data::BatchSource* eval) {
   std::vector<StepMetrics> history;
   const auto start = Clock::now();
-  while (step_ < options_.steps && !stop_requested()) {
+  while (step_ < options_.steps && !stop_agreed_) {
     history.push_back(train_step(train));
     const auto& m = history.back();
     if (log_ && options_.progress_every > 0 && (m.step % options_.progress_every == 0 || m.step == options_.steps))

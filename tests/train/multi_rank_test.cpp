@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/dist/runtime.hpp"
 #include "llmtrain/train/trainer.hpp"
@@ -86,6 +87,23 @@ TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
     }
     EXPECT_LE(std::sqrt(diff), 1e-5 * std::sqrt(norm)) << reference.model().params()[u].layout.name;
   }
+}
+
+// A stop signal that reaches only rank 0, between two steps: every rank must take the same number of further
+// steps and leave run() (a rank leaving alone would leave the others waiting in the next all-reduce).
+TEST(MultiRank, AStopSignalOnOneRankStopsAllRanksAfterTheSameStep) {
+  const int world = g_runtime->size(), rank = g_runtime->rank();
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  Trainer trainer(config(), options(), *comm);
+  RowSlice mine(world * 2, rank * 2, 2);
+  trainer.train_step(mine);
+  if (rank == 0) request_stop();
+  const auto history = trainer.run(mine, nullptr);
+  const bool stopped = trainer.stopped_by_signal();
+  clear_stop_request();
+  EXPECT_EQ(history.size(), 1u);
+  EXPECT_EQ(trainer.step(), 2);
+  EXPECT_TRUE(stopped);
 }
 
 }  // namespace

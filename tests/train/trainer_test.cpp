@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "llmtrain/core/error.hpp"
@@ -111,16 +112,53 @@ TEST(Trainer, WritesOneMetricsLinePerStepAndEvaluates) {
   std::filesystem::remove_all(dir);
 }
 
+// Counts the batches handed out.
+class CountingSource : public data::BatchSource {
+ public:
+  data::Batch next() override {
+    ++calls;
+    return inner.next();
+  }
+  PatternSource inner{2, 16, 32, 8};
+  int calls = 0;
+};
+
+TEST(Trainer, EvaluationsScoreTheSameBatches) {
+  SingleRankCollectives comm;
+  auto o = options(2);
+  o.eval_batches = 3;
+  Trainer trainer(tiny_model(), o, comm);
+  CountingSource eval;
+  const auto first = trainer.evaluate(eval);
+  const auto again = trainer.evaluate(eval);
+  EXPECT_EQ(first.loss, again.loss);
+  EXPECT_EQ(first.tokens, 3 * 2 * 16);
+  EXPECT_EQ(eval.calls, 3);
+  PatternSource train(2, 16, 32, 1);
+  trainer.train_step(train);
+  EXPECT_NE(trainer.evaluate(eval).loss, first.loss);
+  EXPECT_EQ(eval.calls, 3);
+}
+
 TEST(Trainer, StopRequestEndsTheRunBetweenSteps) {
   SingleRankCollectives comm;
   Trainer trainer(tiny_model(), options(10), comm);
   PatternSource source(2, 16, 32, 5);
   trainer.train_step(source);
-  request_stop();
+  request_stop();  // arrives between two steps: agreed in the next step's all-reduce, which then ends the run
   const auto history = trainer.run(source, nullptr);
   clear_stop_request();
-  EXPECT_TRUE(history.empty());
-  EXPECT_EQ(trainer.step(), 1);
+  EXPECT_EQ(history.size(), 1u);
+  EXPECT_EQ(trainer.step(), 2);
+  EXPECT_TRUE(trainer.stopped_by_signal());
+}
+
+TEST(Trainer, DivergenceStopsWithAnError) {
+  SingleRankCollectives comm;
+  Trainer trainer(tiny_model(), options(3), comm);
+  trainer.model().params()[1].flat(5) = std::numeric_limits<float>::quiet_NaN();
+  PatternSource source(2, 16, 32, 5);
+  EXPECT_THROW(trainer.train_step(source), Error);
 }
 
 TEST(Trainer, RejectsBadOptions) {

@@ -21,8 +21,9 @@ class TokenizerEncoder final : public DocumentEncoder {
   tokenizer::Tokenizer tokenizer_;
 };
 
-// BOS / EOS from the tokenizer's post-processor (Llama: BOS <|begin_of_text|>); a tokenizer without one that
-// has GPT-2's "<|endoftext|>" gets it as EOS, the separator GPT-2 was trained with.
+// BOS / EOS from the tokenizer's post-processor (TemplateProcessing); a tokenizer without one gets its
+// family's end-of-document token as EOS: "<|endoftext|>" (GPT-2, the separator it was trained with),
+// "<|end_of_text|>" (Llama-3) or "</s>" (SentencePiece models), the first one its vocabulary has.
 void set_default_special_tokens(const tokenizer::Tokenizer& tokenizer, LoaderOptions& options);
 
 }  // namespace llmtrain::data

@@ -48,12 +48,16 @@ class Trainer {
   model::Model<float>& model() { return model_; }
   optim::AdamW& optimizer() { return optimizer_; }
   std::int64_t step() const { return step_; }  // optimizer steps done
+  // True once the ranks agreed to stop (a stop signal reached any of them): run() returns after that step.
+  bool stopped_by_signal() const { return stop_agreed_; }
 
   // One optimizer step from grad_accum batches of `source`; returns the step's metrics (also written).
   StepMetrics train_step(data::BatchSource& source);
-  // Mean loss over eval_batches batches of `source` on every rank (collective).
+  // Mean loss over eval_batches batches on every rank (collective). The batches are drawn from `source`
+  // at the first call and reused by every later call, so evaluations of one run score the same tokens.
   EvalResult evaluate(data::BatchSource& source);
-  // Steps until options.steps or a stop signal (agreed across ranks); evaluates every eval_every steps
+  // Steps until options.steps or a stop signal; a signal on any rank is agreed in the all-reduce of the
+  // step in progress (or of the next one), so all ranks stop after the same step. Evaluates every eval_every steps
   // and at the end when `eval` is given. Returns the metrics of every step taken.
   std::vector<StepMetrics> run(data::BatchSource& train, data::BatchSource* eval);
 
@@ -63,8 +67,10 @@ class Trainer {
   model::Model<float> model_;
   optim::AdamW optimizer_;
   std::int64_t step_ = 0;
+  bool stop_agreed_ = false;
   double peak_flops_ = 0;
   std::unique_ptr<MetricsLog> log_;  // rank 0 only
+  std::vector<data::Batch> eval_batches_;
 };
 
 }  // namespace llmtrain::train
