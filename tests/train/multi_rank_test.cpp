@@ -36,18 +36,6 @@ class RowSlice : public data::BatchSource {
   std::int64_t first_, count_;
 };
 
-model::ModelConfig config() {
-  model::ModelConfig c;
-  c.vocab_size = 32;
-  c.dim = 32;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.n_kv_heads = 2;
-  c.ffn_hidden = 64;
-  c.max_seq_len = 16;
-  return c;
-}
-
 TrainOptions options() {
   TrainOptions o;
   o.steps = 6;
@@ -62,12 +50,12 @@ TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
   const int world = g_runtime->size(), rank = g_runtime->rank();
   const std::int64_t b = 2;
   auto comm = dist::make_collectives("mpi", *g_runtime);
-  Trainer distributed(config(), options(), *comm);
+  Trainer distributed(testing::tiny_model(), options(), *comm);
   RowSlice mine(world * b, rank * b, b);
   const auto history = distributed.run(mine, nullptr);
 
   testing::SingleRankCollectives alone;
-  Trainer reference(config(), options(), alone);
+  Trainer reference(testing::tiny_model(), options(), alone);
   RowSlice everything(world * b, 0, world * b);
   const auto expected = reference.run(everything, nullptr);
 
@@ -94,7 +82,7 @@ TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
 TEST(MultiRank, AStopSignalOnOneRankStopsAllRanksAfterTheSameStep) {
   const int world = g_runtime->size(), rank = g_runtime->rank();
   auto comm = dist::make_collectives("mpi", *g_runtime);
-  Trainer trainer(config(), options(), *comm);
+  Trainer trainer(testing::tiny_model(), options(), *comm);
   RowSlice mine(world * 2, rank * 2, 2);
   trainer.train_step(mine);
   if (rank == 0) request_stop();

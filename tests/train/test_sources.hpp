@@ -1,4 +1,5 @@
-// Test doubles for the trainer: a size-1 Collectives and a synthetic, learnable BatchSource.
+// Test doubles for the trainer: a size-1 Collectives, a synthetic, learnable BatchSource, and the small
+// model the trainer tests train.
 #pragma once
 
 #include <cstdint>
@@ -6,8 +7,22 @@
 
 #include "llmtrain/data/batch.hpp"
 #include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/model/config.hpp"
 
 namespace llmtrain::testing {
+
+// Two blocks of width 32 over a 32-token vocabulary: learns PatternSource in a few dozen steps.
+inline model::ModelConfig tiny_model() {
+  model::ModelConfig c;
+  c.vocab_size = 32;
+  c.dim = 32;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.ffn_hidden = 64;
+  c.max_seq_len = 16;
+  return c;
+}
 
 // One rank: every collective is the identity.
 class SingleRankCollectives : public dist::Collectives {

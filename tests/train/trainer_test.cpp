@@ -17,18 +17,7 @@ namespace {
 
 using llmtrain::testing::PatternSource;
 using llmtrain::testing::SingleRankCollectives;
-
-model::ModelConfig tiny_model() {
-  model::ModelConfig c;
-  c.vocab_size = 32;
-  c.dim = 32;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.n_kv_heads = 2;
-  c.ffn_hidden = 64;
-  c.max_seq_len = 16;
-  return c;
-}
+using llmtrain::testing::tiny_model;
 
 TrainOptions options(std::int64_t steps) {
   TrainOptions o;
