@@ -1,7 +1,7 @@
 // llmtrain-data: the data loader from the command line.
 //
 //   llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR] [--save-state DIR]
-//                                 [--provenance FILE.jsonl]
+//                                 [--provenance FILE.jsonl] [--audit] [--metadata-only]
 //   llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]
 //   llmtrain-data inspect CONFIG [--rows N] [--world-size W] [--sample-blocks K]
 //   llmtrain-data state FILE          (prints a saved state in readable form)
@@ -35,6 +35,7 @@ using namespace llmtrain;
 const char* const kUsage =
     "usage: llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR]\n"
     "                              [--save-state DIR] [--provenance FILE.jsonl] [--audit]\n"
+    "                              [--metadata-only]   (pre-tokenized datasets: spans only, no tokens)\n"
     "       llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]\n"
     "                              [--threads T]\n"
     "       llmtrain-data inspect CONFIG [--rows N] [--world-size W] [--sample-blocks K]\n"
@@ -80,6 +81,7 @@ int simulate_command(int argc, char** argv) {
     else if (a == "--batch") sim.batch_rows = to_int(a, value()), batch = true;
     else if (a == "--load-state") sim.load_state_dir = value();
     else if (a == "--audit") sim.audit = true;
+    else if (a == "--metadata-only") sim.metadata_only = true;
     else if (a == "--save-state") sim.save_state_dir = value();
     else if (a == "--provenance") sim.provenance_path = value();
     else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);

@@ -16,7 +16,7 @@ Loader::Impl::Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder>
       encoder_(std::move(encoder)),
       rank_(rank),
       world_size_(world_size),
-      packer_(opt_.seq_len + 1, opt_.bos_id, opt_.eos_id) {
+      packer_(opt_.seq_len + 1, opt_.bos_id, opt_.eos_id, opt_.metadata_only) {
   LLMTRAIN_CHECK(encoder_ != nullptr, "data loader: no encoder");
   LLMTRAIN_CHECK(opt_.seq_len >= 1, "data.seq_len must be >= 1, got ", opt_.seq_len);
   LLMTRAIN_CHECK(opt_.logical_shards >= 1 && opt_.logical_shards <= INT32_MAX,
@@ -27,6 +27,8 @@ Loader::Impl::Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder>
   LLMTRAIN_CHECK(opt_.shuffle_window >= 1, "data.shuffle_window must be >= 1, got ", opt_.shuffle_window);
   LLMTRAIN_CHECK(opt_.threads >= 1 && opt_.threads <= 1024, "data.threads must be in [1, 1024] here, got ",
                  opt_.threads);
+  LLMTRAIN_CHECK(!opt_.metadata_only || opt_.threads == 1, "metadata-only packing counts tokens in the loader's "
+                 "thread: data.threads must be 1, got ", opt_.threads);
   LLMTRAIN_CHECK(opt_.batch_rows >= 1, "batch rows must be >= 1, got ", opt_.batch_rows);
   LLMTRAIN_CHECK(opt_.block_bytes >= 1, "data.block_bytes must be >= 1, got ", opt_.block_bytes);
   LLMTRAIN_CHECK(opt_.max_bad_fraction >= 0 && opt_.max_bad_fraction <= 1,
@@ -43,6 +45,12 @@ Loader::Impl::Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder>
   files_.reserve(opt_.datasets.size());
   for (std::size_t i = 0; i < opt_.datasets.size(); ++i) {
     files_.push_back(list_dataset(opt_.datasets[i]));
+    // Raw text has no length before it is tokenized; refusing it keeps metadata-only exactly the normal run.
+    if (opt_.metadata_only)
+      for (const CorpusFile& file : files_.back().files)
+        LLMTRAIN_CHECK(is_token_format(file.format), "dataset '", opt_.datasets[i].name,
+                       "': metadata-only needs pre-tokenized datasets; run llmtrain-data pretokenize (", file.path,
+                       " is raw text)");
     for (const std::string& path : files_.back().empty_files) {
       LLMTRAIN_CHECK(opt_.on_bad_record == BadRecordPolicy::skip, path,
                      ": empty file; set on_bad_record = \"skip\" to skip it");
@@ -61,11 +69,21 @@ void Loader::Impl::frame(FileFormat format, std::string_view text, std::vector<T
   if (opt_.eos_id) framed.push_back(*opt_.eos_id);
 }
 
+void Loader::Impl::frame_or_count(FileFormat format, std::string_view text, FramedDocument& framed) const {
+  if (opt_.metadata_only) {
+    // Only token files get here (checked at construction): the record is the document's ids as int32.
+    framed.length = text.size() / sizeof(TokenId) + (opt_.bos_id ? 1 : 0) + (opt_.eos_id ? 1 : 0);
+    return;
+  }
+  frame(format, text, framed.tokens);
+  framed.length = framed.tokens.size();
+}
+
 // Dynamic mixing: the dataset furthest below its target share of the tokens drawn since the weights last
 // changed (absolute deficit weight / total weight * drawn - drawn from it; ties go to the first dataset).
 // Datasets with no document on this rank are skipped but keep their place in the normalisation, so the
 // choice does not depend on when the rank found out that they are empty (a resumed run finds out again).
-bool Loader::Impl::draw(DocRef& doc, std::vector<TokenId>& framed) {
+bool Loader::Impl::draw(DocRef& doc, FramedDocument& framed) {
   BadRecordPolicyState bad{opt_.on_bad_record, opt_.max_bad_fraction, &bad_by_file_};
   double weight_sum = 0, drawn = 0;
   for (std::size_t d = 0; d < streams_.size(); ++d) {
@@ -88,20 +106,20 @@ bool Loader::Impl::draw(DocRef& doc, std::vector<TokenId>& framed) {
       empty_[best] = true;
       continue;
     }
-    tokens_since_weights_[best] += framed.size();
+    tokens_since_weights_[best] += framed.length;
     return true;
   }
 }
 
 // The next document of one dataset: straight from its stream with one thread, else from its lookahead,
 // which is refilled so that the workers always have the following documents to tokenize.
-bool Loader::Impl::next_document(std::size_t dataset, DocRef& doc, std::vector<TokenId>& framed,
+bool Loader::Impl::next_document(std::size_t dataset, DocRef& doc, FramedDocument& framed,
                                  const BadRecordPolicyState& bad) {
   if (opt_.threads == 1) {
     auto next = streams_[dataset]->next(extractor_, bad);
     if (!next) return false;
     doc = next->ref;
-    frame(next->format, next->text, framed);
+    frame_or_count(next->format, next->text, framed);
     return true;
   }
   if (!pool_) {
@@ -114,7 +132,8 @@ bool Loader::Impl::next_document(std::size_t dataset, DocRef& doc, std::vector<T
   }
   Lookahead& ahead = *ahead_[dataset];
   ahead.fill(*pool_, extractor_, bad);
-  bool found = ahead.take(*pool_, doc, framed);
+  bool found = ahead.take(*pool_, doc, framed.tokens);
+  framed.length = framed.tokens.size();
   ahead.fill(*pool_, extractor_, bad);
   return found;
 }
@@ -123,29 +142,29 @@ StreamPosition Loader::Impl::position(std::size_t dataset) const {
   return ahead_.empty() ? streams_[dataset]->position() : ahead_[dataset]->position();
 }
 
-void Loader::Impl::load(const DocRef& doc, std::vector<TokenId>& framed) {
+void Loader::Impl::load(const DocRef& doc, FramedDocument& framed) {
   const CorpusFile& file = files_[doc.dataset].files[doc.file];
   std::string raw = read_record(file, doc.byte_offset);
   std::string_view text;
   std::string why;
   LLMTRAIN_CHECK(extractor_.extract(file.format, raw, files_[doc.dataset].field, text, why), file.path, ": byte ",
                  doc.byte_offset, ": a record of the saved state became unreadable (", why, ")");
-  frame(file.format, text, framed);
+  frame_or_count(file.format, text, framed);
 }
 
 PackedRow Loader::Impl::next_row() {
   started_ = true;
-  DrawDocument draw = [this](DocRef& doc, std::vector<TokenId>& framed) {
+  DrawDocument draw = [this](DocRef& doc, FramedDocument& framed) {
     LLMTRAIN_CHECK(this->draw(doc, framed), "data loader: rank ", rank_, " of ", world_size_,
                    " owns no readable document in any dataset (corpus too small for data.logical_shards = ",
                    opt_.logical_shards, "?)");
     return true;
   };
-  LoadDocument load = [this](const DocRef& doc, std::vector<TokenId>& framed) { this->load(doc, framed); };
+  LoadDocument load = [this](const DocRef& doc, FramedDocument& framed) { this->load(doc, framed); };
   if (!ready_.empty()) {
     PackedRow row = std::move(ready_.front());
     ready_.pop_front();
-    return row.tokens.empty() ? packer_.rebuild(row.spans, load) : row;
+    return row.length == 0 ? packer_.rebuild(row.spans, load) : row;
   }
   while (static_cast<std::int64_t>(window_.size()) < opt_.shuffle_window) window_.push_back(packer_.pack(draw, load));
   std::uint64_t pick = hash_values({opt_.seed, 0x77696e646f77ULL, static_cast<std::uint64_t>(rank_), window_counter_++});
@@ -153,7 +172,7 @@ PackedRow Loader::Impl::next_row() {
   PackedRow row = std::move(window_[j]);
   window_[j] = std::move(window_.back());
   window_.pop_back();
-  if (row.tokens.empty()) row = packer_.rebuild(row.spans, load);  // a row restored from a saved state
+  if (row.length == 0) row = packer_.rebuild(row.spans, load);  // a row restored from a saved state
   return row;
 }
 
@@ -172,9 +191,11 @@ Batch Loader::Impl::assemble(const std::vector<PackedRow>& rows) {
   Batch batch;
   batch.rows = static_cast<std::int64_t>(rows.size());
   batch.seq_len = opt_.seq_len;
-  batch.tokens.reserve(static_cast<std::size_t>(batch.rows * batch.row_width()));
-  batch.doc_index.reserve(batch.tokens.capacity());
   provenance.clear();
+  if (!opt_.metadata_only) {  // metadata-only rows have no tokens: the batch stays empty
+    batch.tokens.reserve(static_cast<std::size_t>(batch.rows * batch.row_width()));
+    batch.doc_index.reserve(batch.tokens.capacity());
+  }
   for (const PackedRow& row : rows) {
     batch.tokens.insert(batch.tokens.end(), row.tokens.begin(), row.tokens.end());
     batch.doc_index.insert(batch.doc_index.end(), row.doc_index.begin(), row.doc_index.end());

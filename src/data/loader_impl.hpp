@@ -36,10 +36,12 @@ class Loader::Impl {
   std::vector<RowProvenance> provenance;  // of the last batch
 
  private:
-  bool draw(DocRef& doc, std::vector<TokenId>& framed);         // mixing: next document of this rank
-  void load(const DocRef& doc, std::vector<TokenId>& framed);   // re-encode a known document
+  bool draw(DocRef& doc, FramedDocument& framed);        // mixing: next document of this rank
+  void load(const DocRef& doc, FramedDocument& framed);  // re-encode a known document
   void frame(FileFormat format, std::string_view text, std::vector<TokenId>& framed) const;
-  bool next_document(std::size_t dataset, DocRef& doc, std::vector<TokenId>& framed, const BadRecordPolicyState& bad);
+  // frame(), or only the framed length when metadata-only.
+  void frame_or_count(FileFormat format, std::string_view text, FramedDocument& framed) const;
+  bool next_document(std::size_t dataset, DocRef& doc, FramedDocument& framed, const BadRecordPolicyState& bad);
   StreamPosition position(std::size_t dataset) const;  // as of the documents drawn (not read ahead)
   RowProvenance describe_row(const PackedRow& row) const;
   // restore.cpp

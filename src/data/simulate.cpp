@@ -63,6 +63,7 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
   LLMTRAIN_CHECK(!sim.audit || sim.load_state_dir.empty(), "--audit checks fresh runs only (no --load-state)");
   CoverageAudit audit;
   options.batch_rows = sim.batch_rows;
+  options.metadata_only = sim.metadata_only;
   std::vector<std::unique_ptr<Loader>> ranks;
   std::vector<std::string> saved;
   if (!sim.load_state_dir.empty()) saved = load_state_dir(sim.load_state_dir);

@@ -120,18 +120,19 @@ TEST(Packer, KeepsEveryTokenAndPlacesBosEos) {
   // Documents of lengths 0..9, byte values = document number; rows of 7 tokens.
   std::vector<std::vector<TokenId>> docs;
   for (int d = 0; d < 10; ++d) docs.push_back(std::vector<TokenId>(static_cast<std::size_t>(d), d));
-  Packer packer(7, kBos, kEos);
+  Packer packer(7, kBos, kEos, false);
   std::size_t next = 0;
-  DrawDocument draw = [&](DocRef& ref, std::vector<TokenId>& framed) {
+  DrawDocument draw = [&](DocRef& ref, FramedDocument& framed) {
     if (next == docs.size()) return false;
     ref = DocRef{0, 0, next, 0};
-    framed.push_back(kBos);
-    framed.insert(framed.end(), docs[next].begin(), docs[next].end());
-    framed.push_back(kEos);
+    framed.tokens.push_back(kBos);
+    framed.tokens.insert(framed.tokens.end(), docs[next].begin(), docs[next].end());
+    framed.tokens.push_back(kEos);
+    framed.length = framed.tokens.size();
     ++next;
     return true;
   };
-  LoadDocument load = [&](const DocRef&, std::vector<TokenId>&) { FAIL() << "no reload expected"; };
+  LoadDocument load = [&](const DocRef&, FramedDocument&) { FAIL() << "no reload expected"; };
   std::vector<TokenId> stream, expected;
   for (const auto& d : docs) {
     expected.push_back(kBos);
@@ -153,20 +154,20 @@ TEST(Packer, KeepsEveryTokenAndPlacesBosEos) {
 }
 
 TEST(Packer, RebuildReproducesARowFromItsSpans) {
-  Packer packer(5, kBos, std::nullopt);
+  Packer packer(5, kBos, std::nullopt, false);
   std::vector<TokenId> doc = {10, 11, 12, 13, 14, 15, 16, 17};
-  DrawDocument draw = [&](DocRef& ref, std::vector<TokenId>& framed) {
+  LoadDocument load = [&](const DocRef&, FramedDocument& framed) {
+    framed.tokens.push_back(kBos);
+    framed.tokens.insert(framed.tokens.end(), doc.begin(), doc.end());
+    framed.length = framed.tokens.size();
+  };
+  DrawDocument draw = [&](DocRef& ref, FramedDocument& framed) {
     ref = DocRef{0, 0, 0, 0};
-    framed.push_back(kBos);
-    framed.insert(framed.end(), doc.begin(), doc.end());
+    load(ref, framed);
     return true;
   };
-  LoadDocument load = [&](const DocRef&, std::vector<TokenId>& framed) {
-    framed.push_back(kBos);
-    framed.insert(framed.end(), doc.begin(), doc.end());
-  };
   PackedRow first = packer.pack(draw, load), second = packer.pack(draw, load);
-  Packer other(5, kBos, std::nullopt);
+  Packer other(5, kBos, std::nullopt, false);
   EXPECT_EQ(other.rebuild(second.spans, load).tokens, second.tokens);
   EXPECT_EQ(first.text[0], std::make_pair(0u, 4u));
   EXPECT_EQ(second.text[0], std::make_pair(4u, 8u));

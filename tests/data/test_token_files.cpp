@@ -1,13 +1,16 @@
 // Pre-tokenized input: .ltok files written by pretokenize and Megatron .bin/.idx pairs go through the same
 // shards, shuffling, packing, mixing and state as raw text (every token exactly once per epoch, across a
 // rescale, mixed with raw text, with several threads); pretokenize is resumable; damaged files fail with
-// errors naming them.
+// errors naming them; metadata-only simulation gives the same provenance and states as the normal one.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "llmtrain/data/pretokenize.hpp"
+#include "llmtrain/data/simulate.hpp"
 #include "loader_test_util.hpp"
 #include "token_files.hpp"
 
@@ -115,6 +118,50 @@ TEST(TokenFiles, RawTextAndBothTokenFormatsMixInOneRun) {
   for (std::size_t r = 0; r < 2; ++r)
     for (std::size_t s = 0; s < 20; ++s) ASSERT_EQ(one.batches[r][s].tokens, many.batches[r][s].tokens);
   EXPECT_TRUE(one.states() == many.states());
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(TokenFiles, MetadataOnlySimulationHasTheSameProvenanceAndStatesAcrossARescale) {
+  TempDir dir("metadata");
+  pretokenize_licenses(dir.path());
+  write_megatron(dir / "gpl", sorted_documents(scan_corpus(
+                                  small_options({{"t", license_corpus() + "/gpl-3.jsonl", 1.0, "text"}}), ByteEncoder())));
+  LoaderOptions o = small_options({{"ltok", dir / "licenses", 0.7, "text"}, {"megatron", dir / "gpl.bin", 0.3, "text"}});
+  o.threads = 1;  // metadata-only counts tokens in the loader's thread
+  // Each mode: 3 ranks, then a rescale to 5 from the saved states, then a fresh audit over several epochs.
+  std::string logs[2];
+  for (bool metadata_only : {false, true}) {
+    const std::string m = metadata_only ? "meta-" : "full-";
+    std::ostringstream log;
+    simulate(o, byte_encoder(), {3, 30, 2, "", dir / (m + "s1"), dir / (m + "p1.jsonl"), false, metadata_only}, log);
+    simulate(o, byte_encoder(), {5, 20, 2, dir / (m + "s1"), dir / (m + "s2"), dir / (m + "p2.jsonl"), false,
+                                 metadata_only}, log);
+    EXPECT_EQ(simulate(o, byte_encoder(), {3, 600, 2, "", "", "", true, metadata_only}, log), 0u) << log.str();
+    logs[metadata_only] = log.str();
+  }
+  EXPECT_EQ(logs[1], logs[0]);  // per-rank summaries and the audit report
+  EXPECT_NE(logs[1].find("exactly once: yes"), std::string::npos) << logs[1];
+  for (const char* file : {"p1.jsonl", "p2.jsonl"}) {
+    EXPECT_FALSE(slurp(dir / (std::string("full-") + file)).empty()) << file;
+    EXPECT_EQ(slurp(dir / (std::string("meta-") + file)), slurp(dir / (std::string("full-") + file))) << file;
+  }
+  for (const char* states : {"s1", "s2"})
+    EXPECT_EQ(load_state_dir(dir / (std::string("meta-") + states)),
+              load_state_dir(dir / (std::string("full-") + states))) << states;
+}
+
+TEST(TokenFiles, MetadataOnlyRefusesRawTextNamingTheDataset) {
+  LoaderOptions o = small_options({{"raw", license_corpus(), 1.0, "text"}});
+  o.metadata_only = true;
+  o.threads = 1;
+  const std::string error = error_of(o);
+  EXPECT_NE(error.find("dataset 'raw': metadata-only needs pre-tokenized datasets; run llmtrain-data pretokenize"),
+            std::string::npos) << error;
 }
 
 TEST(TokenFiles, PretokenizeIsResumableAndRewritesDamagedOutputs) {

@@ -45,6 +45,10 @@ struct LoaderOptions {
   std::int64_t prefetch_rows = 0;  // rows a background thread prepares ahead of next(); 0: synchronous
   std::int64_t threads = 1;        // tokenizing threads (1: in the loader's thread); output independent of it
   bool allow_corpus_change = false;        // resume even if the corpus or the tokenizer changed (see docs)
+  // Pack from document lengths alone, for audits (`llmtrain-data simulate --metadata-only`): batches carry no
+  // tokens, while provenance and state are exactly those of a normal run. Needs pre-tokenized datasets, whose
+  // lengths are in their index, and threads = 1.
+  bool metadata_only = false;
 };
 
 // Where one piece of a row came from (the audit trail of `llmtrain-data simulate --provenance`).

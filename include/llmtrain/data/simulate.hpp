@@ -21,6 +21,7 @@ struct SimulateOptions {
   std::string save_state_dir;   // empty: do not save
   std::string provenance_path;  // empty: no provenance file
   bool audit = false;           // report dataset shares, epochs and exactly-once coverage (fresh runs)
+  bool metadata_only = false;   // spans from document lengths, no token copied (LoaderOptions::metadata_only)
 };
 
 // Runs the simulation; writes a short per-rank summary (and the audit) to `log`. Returns the number of audit
