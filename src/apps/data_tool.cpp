@@ -3,6 +3,7 @@
 //   llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR] [--save-state DIR]
 //                                 [--provenance FILE.jsonl]
 //   llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]
+//   llmtrain-data inspect CONFIG [--rows N] [--world-size W] [--sample-blocks K]
 //   llmtrain-data state FILE          (prints a saved state in readable form)
 //
 // `simulate` runs W rank-loaders in one process on the [data] and [tokenizer] sections of the run's
@@ -19,6 +20,7 @@
 
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/data/inspect.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -32,6 +34,7 @@ const char* const kUsage =
     "usage: llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR]\n"
     "                              [--save-state DIR] [--provenance FILE.jsonl]\n"
     "       llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]\n"
+    "       llmtrain-data inspect CONFIG [--rows N] [--world-size W] [--sample-blocks K]\n"
     "       llmtrain-data state FILE\n";
 
 long long to_int(const std::string& option, const std::string& value) {
@@ -141,6 +144,50 @@ int bench_command(int argc, char** argv) {
   return 0;
 }
 
+// Per-dataset files and bytes, sampled estimates of documents and tokens, and the first rows rank 0 of W would
+// receive, decoded.
+int inspect_command(int argc, char** argv) {
+  std::string config_path;
+  long long rows = 2, world = 1, sample_blocks = 16;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      LLMTRAIN_CHECK(i + 1 < argc, "option ", a, " needs a value\n", kUsage);
+      return argv[++i];
+    };
+    if (a == "--rows") rows = to_int(a, value());
+    else if (a == "--world-size") world = to_int(a, value());
+    else if (a == "--sample-blocks") sample_blocks = to_int(a, value());
+    else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
+    else config_path = a;
+  }
+  LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
+  LLMTRAIN_CHECK(rows >= 0 && world >= 1 && sample_blocks >= 1, "inspect: --rows must be >= 0, --world-size and "
+                 "--sample-blocks >= 1\n", kUsage);
+  Config config = load_config(config_path);
+  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
+  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  data::TokenizerEncoder encoder(tok);
+  std::cerr << "sampling " << sample_blocks << " blocks per dataset...\n";
+  for (const data::DatasetSummary& s : data::summarize_corpus(options, encoder, static_cast<int>(sample_blocks))) {
+    std::cout << "dataset '" << s.name << "': " << s.files << " files (" << s.empty_files << " empty), " << s.bytes
+              << " bytes; estimate from " << s.sampled_records << " records in " << s.sampled_blocks
+              << " sampled blocks (" << s.sampled_bad << " bad): ~" << static_cast<std::uint64_t>(s.estimated_documents)
+              << " documents, ~" << static_cast<std::uint64_t>(s.estimated_tokens) << " tokens\n";
+  }
+  if (rows == 0) return 0;
+  options.batch_rows = rows;
+  data::Loader loader(options, std::make_shared<data::TokenizerEncoder>(tok), 0, static_cast<int>(world));
+  data::Batch batch = loader.next();
+  for (long long r = 0; r < rows; ++r) {
+    const auto& p = loader.last_provenance()[static_cast<std::size_t>(r)];
+    std::cout << "\nrow " << r << " of rank 0 of " << world << " (" << p.spans.size() << " pieces, first from "
+              << p.spans.front().file << " @" << p.spans.front().byte_offset << "):\n"
+              << tok.decode(batch.row(r), static_cast<std::size_t>(batch.row_width())) << "\n";
+  }
+  return 0;
+}
+
 int state_command(int argc, char** argv) {
   LLMTRAIN_CHECK(argc == 3, "state: expected one state file\n", kUsage);
   std::ifstream in(argv[2], std::ios::binary);
@@ -157,6 +204,7 @@ int main(int argc, char** argv) {
     const std::string command = argc > 1 ? argv[1] : "";
     if (command == "simulate") return simulate_command(argc, argv);
     if (command == "bench") return bench_command(argc, argv);
+    if (command == "inspect") return inspect_command(argc, argv);
     if (command == "state") return state_command(argc, argv);
     if (command == "--help" || command == "-h") {
       std::cout << kUsage;

@@ -347,8 +347,9 @@ std::string config_reference_markdown() {
   };
   for (const auto& [section, description] : schema::sections()) {
     out << "\n## [" << section << "]\n\n" << description << "\n";
+    const std::string& name = section;  // C++17 lambdas cannot capture a structured binding
     const bool has_keys = std::any_of(schema::config_fields().begin(), schema::config_fields().end(),
-                                      [&](const auto& spec) { return spec.section == section; });
+                                      [&name](const auto& spec) { return spec.section == name; });
     if (has_keys) {
       out << "\n";
       header();

@@ -131,7 +131,7 @@ const std::vector<FieldSpec<Config>>& config_fields() {
       bind_member(&C::data, &DataConfig::on_bad_record, choice<C>("data", "on_bad_record", "skip", {"skip", "fail"},
            "What a malformed record (bad JSON, missing field, invalid UTF-8) does: counted and skipped, or fatal.")),
       bind_member(&C::data, &DataConfig::max_bad_fraction, real<C>("data", "max_bad_fraction", 0.01, 0.0, 1.0,
-           "Fraction of skipped records in a file above which skipping becomes an error.")),
+           "Fraction of skipped records (per rank and dataset, checked once 100 records were read) above which skipping becomes an error.")),
       bind_member(&C::data, &DataConfig::allow_corpus_change, boolean<C>("data", "allow_corpus_change", false,
            "On resume, accept a corpus that changed since the checkpoint (new files join at the next epoch).")),
 
@@ -186,7 +186,7 @@ const std::vector<FieldSpec<DatasetConfig>>& dataset_fields() {
       bind_member(&D::name, required<D>("data.datasets", "name", Kind::String,
            "Unique name of the dataset (it keys the mixing state in checkpoints).")),
       bind_member(&D::path, required<D>("data.datasets", "path", Kind::InputGlob,
-           "A file, a directory (walked recursively) or a glob: .jsonl, .jsonl.gz, .jsonl.zst or text files.")),
+           "A file, a directory (walked recursively) or a glob: .jsonl, .jsonl.gz, .jsonl.zst, or .txt (one document per file).")),
       bind_member(&D::weight, real<D>("data.datasets", "weight", 1.0, 1e-9, 1e9,
            "Relative share of tokens drawn from this dataset.")),
       bind_member(&D::field, text<D>("data.datasets", "field", Kind::String, "text",

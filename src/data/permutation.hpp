@@ -44,8 +44,6 @@ class KeyedPermutation {
     half_mask_ = (std::uint64_t{1} << half_bits_) - 1;
   }
 
-  std::uint64_t size() const { return n_; }
-
   // The i-th element of the permutation, for i < size().
   std::uint64_t operator()(std::uint64_t i) const {
     std::uint64_t x = feistel(i);

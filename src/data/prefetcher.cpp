@@ -1,6 +1,8 @@
 // Background row preparation (see prefetcher.hpp).
 #include "prefetcher.hpp"
 
+#include <algorithm>
+
 namespace llmtrain::data {
 
 Loader::Prefetcher::Prefetcher(Loader::Impl& impl, std::size_t capacity)
@@ -22,18 +24,17 @@ void Loader::Prefetcher::run() {
       space_.wait(lock, [this] { return stop_ || queue_.size() < capacity_; });
       if (stop_) break;
     }
-    PackedRow row;
     try {
-      std::lock_guard<std::mutex> lock(producer_);
-      row = impl_.next_row();
+      // The row enters the queue before the producer lock is released: save_consumed() and stats() never
+      // see a row that has left the loader's state but is not yet queued.
+      std::lock_guard<std::mutex> producing(producer_);
+      PackedRow row = impl_.next_row();
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      queue_.push_back(std::move(row));
     } catch (...) {
       std::lock_guard<std::mutex> lock(queue_mutex_);
       error_ = std::current_exception();
       break;
-    }
-    {
-      std::lock_guard<std::mutex> lock(queue_mutex_);
-      queue_.push_back(std::move(row));
     }
     ready_.notify_one();
   }
@@ -67,7 +68,14 @@ SavedState Loader::Prefetcher::save_consumed() {
 
 LoaderStats Loader::Prefetcher::stats() {
   std::lock_guard<std::mutex> producer(producer_);
-  return impl_.stats();
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  LoaderStats stats = impl_.stats();
+  for (const PackedRow& row : queue_)  // rows still to hand out keep their epoch open
+    for (const Span& span : row.spans) {
+      std::uint32_t& epoch = stats.datasets[span.doc.dataset].epoch;
+      epoch = std::min(epoch, span.doc.epoch);
+    }
+  return stats;
 }
 
 }  // namespace llmtrain::data

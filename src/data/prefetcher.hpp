@@ -34,7 +34,7 @@ class Loader::Prefetcher {
 
   Loader::Impl& impl_;
   const std::size_t capacity_;
-  std::mutex producer_;  // held while the producer is inside impl_ (one row at a time)
+  std::mutex producer_;  // held while the producer makes a row and queues it; always taken before queue_mutex_
   std::mutex queue_mutex_;
   std::condition_variable ready_, space_;
   std::deque<PackedRow> queue_;

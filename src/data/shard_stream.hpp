@@ -59,7 +59,6 @@ class ShardStream {
   };
   std::optional<Drawn> next(TextExtractor& extractor, const BadRecordPolicyState& bad);
 
-  const DatasetFiles& files() const { return files_; }
   std::vector<ShardCursor> cursors() const;
   void set_cursor(const ShardCursor& cursor);  // for an owned shard, from a saved state
   std::uint32_t min_epoch() const;             // lowest epoch among owned shards

@@ -53,7 +53,8 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     : options_(options) {
   TokenId max_id = -1;
   for (const auto& [token, id] : vocab) {
-    LLMTRAIN_CHECK(id >= 0, where, ": vocabulary token '", token, "' has negative id ", id);
+    LLMTRAIN_CHECK(id >= 0 && id <= kMaxTokenId, where, ": vocabulary token '", token, "' has id ", id,
+                   " outside [0, ", kMaxTokenId, "]");
     max_id = std::max(max_id, id);
   }
   id_to_token_.assign(static_cast<std::size_t>(max_id + 1), std::string());

@@ -18,6 +18,10 @@
 
 namespace llmtrain::tokenizer {
 
+// Ids must be below this (real vocabularies have under a million tokens); a larger id in a file is an
+// error rather than a multi-gigabyte id -> token table.
+constexpr TokenId kMaxTokenId = (1 << 24) - 1;
+
 struct BpeOptions {
   bool byte_level = false;  // input pieces are raw bytes to be mapped by the ByteLevel alphabet
   bool byte_fallback = false;

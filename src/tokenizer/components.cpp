@@ -68,7 +68,12 @@ std::unique_ptr<Normalizer> build_normalizer(const json& j, const std::string& w
     return make_replace(build_pattern(required(j, "pattern", where, "Replace"), where, "Replace normalizer"),
                         required(j, "content", where, "Replace").get<std::string>());
   if (type == "Strip") return make_strip(flag(j, "strip_left", true), flag(j, "strip_right", true));
-  LLMTRAIN_FAIL(where, ": unsupported normalizer '", type, "' (supported: Sequence, Prepend, Replace, Strip)");
+  if (type == "NFC") return make_unicode_normalizer(false, true);
+  if (type == "NFKC") return make_unicode_normalizer(true, true);
+  if (type == "NFD") return make_unicode_normalizer(false, false);
+  if (type == "NFKD") return make_unicode_normalizer(true, false);
+  LLMTRAIN_FAIL(where, ": unsupported normalizer '", type,
+                "' (supported: Sequence, Prepend, Replace, Strip, NFC, NFKC, NFD, NFKD)");
 }
 
 std::unique_ptr<PreTokenizer> build_pre_tokenizer(const json& j, const std::string& where) {

@@ -107,7 +107,8 @@ void load_tokenizer_json(const std::string& text, const std::string& where, Toke
       AddedToken token;
       token.content = t.at("content").get<std::string>();
       token.id = t.at("id").get<TokenId>();
-      LLMTRAIN_CHECK(token.id >= 0 && !token.content.empty(), where, ": invalid added token ", t.dump());
+      LLMTRAIN_CHECK(token.id >= 0 && token.id <= kMaxTokenId && !token.content.empty(), where,
+                     ": invalid added token (empty, or id outside [0, ", kMaxTokenId, "]): ", t.dump());
       token.lstrip = t.value("lstrip", false);
       token.rstrip = t.value("rstrip", false);
       token.single_word = t.value("single_word", false);

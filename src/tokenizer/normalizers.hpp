@@ -1,6 +1,6 @@
 // Normalizers of tokenizer.json: rewrite a text segment before pre-tokenization (SentencePiece-style files
-// use Prepend("▁") + Replace(" " -> "▁")). Unicode normalization forms (NFC, NFKC, ...) are not
-// supported: loading a file that uses them fails with an error naming the normalizer.
+// use Prepend("▁") + Replace(" " -> "▁"); Qwen2 uses NFC). Others (Lowercase, BertNormalizer, ...) are
+// not supported: loading a file that uses them fails with an error naming the normalizer.
 #pragma once
 
 #include <memory>
@@ -20,6 +20,8 @@ class Normalizer {
 std::unique_ptr<Normalizer> make_prepend(std::string prefix);
 std::unique_ptr<Normalizer> make_replace(std::unique_ptr<Matcher> pattern, std::string content);
 std::unique_ptr<Normalizer> make_strip(bool left, bool right);
+// NFC: (false, true), NFKC: (true, true), NFD: (false, false), NFKD: (true, false).
+std::unique_ptr<Normalizer> make_unicode_normalizer(bool compatibility, bool compose);
 std::unique_ptr<Normalizer> make_normalizer_sequence(std::vector<std::unique_ptr<Normalizer>> steps);
 
 }  // namespace llmtrain::tokenizer

@@ -62,6 +62,21 @@ TEST(LoaderPrefetch, StateIsWhatWasConsumedWithSlowAndFastConsumers) {
   }
 }
 
+// States taken while the producer is busy (many times, at every step): each resumes to the reference run.
+TEST(LoaderPrefetch, StatesTakenWhileTheProducerRunsAreConsistent) {
+  LoaderOptions sync = options(0), async = options(4);
+  sync.batch_rows = async.batch_rows = 1;
+  World reference(sync, 1);
+  reference.steps(160);
+  Loader loader(async, byte_encoder(), 0, 1);
+  for (int step = 0; step < 150; ++step) {
+    loader.next();
+    World resumed(sync, 1, {loader.state()});
+    resumed.steps(2);
+    expect_same_batches(reference, step + 1, resumed, 2);
+  }
+}
+
 TEST(LoaderPrefetch, RescaleFromAPrefetchingRunIsExactlyOnce) {
   LoaderOptions o = options(8);
   Corpus corpus = scan_corpus(o, ByteEncoder());

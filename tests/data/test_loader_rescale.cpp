@@ -39,6 +39,64 @@ TEST(LoaderRescale, SeqLenChangesLoseNoToken) {
   expect_chain_exactly_once(options(), {{2, 30, 63}, {2, 20, 100}, {3, 20, 20}, {3, 5, 20}});
 }
 
+// Random chains: world size, seq_len, shuffle window and prefetching all change at every resume.
+TEST(LoaderRescale, RandomChainsAreExactlyOnce) {
+  std::uint64_t rng = 2024;
+  auto next = [&](std::uint64_t n) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (rng >> 33) % n;
+  };
+  for (int chain = 0; chain < 6; ++chain) {
+    SCOPED_TRACE("chain " + std::to_string(chain));
+    LoaderOptions o = options();
+    Corpus corpus = scan_corpus(o, ByteEncoder());
+    Coverage cov;
+    std::vector<std::string> states;
+    const int links = 2 + static_cast<int>(next(4));
+    for (int link = 0; link < links; ++link) {
+      o.seq_len = std::vector<std::int64_t>{17, 63, 100}[next(3)];
+      o.shuffle_window = std::vector<std::int64_t>{1, 8, 20}[next(3)];
+      o.prefetch_rows = std::vector<std::int64_t>{0, 8}[next(2)];
+      World w(o, 1 + static_cast<int>(next(9)), states);
+      w.steps(1 + static_cast<int>(next(25)), &cov, &corpus);
+      if (link + 1 == links) w.run_through_epoch(0, &cov, &corpus);
+      states = w.states();
+    }
+    cov.expect_exactly(corpus, 0);
+  }
+}
+
+// Random chains over two datasets whose weights and order change at every resume.
+TEST(LoaderRescale, RandomChainsWithChangingWeightsAreExactlyOnce) {
+  TempDir dir("random-mix");
+  write_generated_corpus(dir / "a", 2, 80, 25);
+  write_generated_corpus(dir / "b", 3, 50, 40);
+  std::uint64_t rng = 7;
+  auto next = [&](std::uint64_t n) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (rng >> 33) % n;
+  };
+  for (int chain = 0; chain < 4; ++chain) {
+    SCOPED_TRACE("chain " + std::to_string(chain));
+    LoaderOptions o = small_options({{"a", dir / "a", 1.0, "text"}, {"b", dir / "b", 1.0, "text"}});
+    Corpus corpus = scan_corpus(o, ByteEncoder());
+    Coverage cov;
+    std::vector<std::string> states;
+    const int links = 2 + static_cast<int>(next(3));
+    for (int link = 0; link < links; ++link) {
+      o.datasets[0].weight = 0.1 + 0.2 * static_cast<double>(next(5));
+      o.datasets[1].weight = 0.1 + 0.2 * static_cast<double>(next(5));
+      if (next(2)) std::swap(o.datasets[0], o.datasets[1]);
+      o.seq_len = std::vector<std::int64_t>{31, 63}[next(2)];
+      World w(o, 1 + static_cast<int>(next(6)), states);
+      w.steps(1 + static_cast<int>(next(20)), &cov, &corpus);
+      if (link + 1 == links) w.run_through_epoch(0, &cov, &corpus);
+      states = w.states();
+    }
+    cov.expect_exactly(corpus, 0);
+  }
+}
+
 TEST(LoaderRescale, WeightsChangeAndDatasetAddedNoRevisitAndNewShares) {
   TempDir dir("mix");
   write_generated_corpus(dir / "a", 3, 400, 30);

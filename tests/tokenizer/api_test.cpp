@@ -116,7 +116,7 @@ TEST(TokenizerApi, ClearLoadErrors) {
   EXPECT_EQ(load_error("{" + model + "}"), "");
   EXPECT_NE(load_error("{" + model).find("malformed JSON"), std::string::npos);
   EXPECT_NE(load_error("[1, 2]").find("not a tokenizer.json"), std::string::npos);
-  EXPECT_NE(load_error(R"({"normalizer": {"type": "NFC"}, )" + model + "}").find("unsupported normalizer 'NFC'"),
+  EXPECT_NE(load_error(R"({"normalizer": {"type": "Lowercase"}, )" + model + "}").find("unsupported normalizer 'Lowercase'"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"pre_tokenizer": {"type": "BertPreTokenizer"}, )" + model + "}").find("BertPreTokenizer"),
             std::string::npos);
@@ -135,6 +135,10 @@ TEST(TokenizerApi, ClearLoadErrors) {
                 .find("cannot compile regex"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"model": {"vocab": {"a": "x"}, "merges": []}})").find("non-integer id"), std::string::npos);
+  EXPECT_NE(load_error(R"({"model": {"vocab": {"a": 2000000000}, "merges": []}})").find("outside [0, 16777215]"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"added_tokens": [{"id": -3, "content": "x"}], )" + model + "}").find("invalid added token"),
+            std::string::npos);
   EXPECT_NE(load_error(R"({"model": {"vocab": {"a": 0}, "merges": [], "unk_token": "<unk>"}})").find("unk_token"),
             std::string::npos);
   try {

@@ -6,6 +6,7 @@
 
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "matcher.hpp"
+#include "normalizers.hpp"
 #include "test_data.hpp"
 #include "unicode.hpp"
 
@@ -122,6 +123,31 @@ TEST(TokenizerCorpus, FastScannersAgreeWithPcre2) {
     }
   }
   EXPECT_GT(pieces, 1000000u);
+}
+
+// Normalization forms on all corpus documents: NFC and NFKC are idempotent, and composing the canonical
+// decomposition gives NFC again (HF equality itself is checked on the component cases).
+TEST(TokenizerCorpus, UnicodeNormalizationProperties) {
+  const auto nfc = make_unicode_normalizer(false, true), nfkc = make_unicode_normalizer(true, true);
+  const auto nfd = make_unicode_normalizer(false, false);
+  std::size_t changed = 0;
+  for (const std::string& raw : test::corpus().docs) {
+    const std::string doc = unicode::to_valid_utf8(raw);
+    std::string c = doc, k = doc, d = doc;
+    nfc->normalize(c);
+    nfkc->normalize(k);
+    nfd->normalize(d);
+    changed += c != doc;
+    std::string again = c;
+    nfc->normalize(again);
+    ASSERT_EQ(again, c);
+    again = k;
+    nfkc->normalize(again);
+    ASSERT_EQ(again, k);
+    nfc->normalize(d);
+    ASSERT_EQ(d, c);
+  }
+  EXPECT_GT(changed, 10u);
 }
 
 }  // namespace

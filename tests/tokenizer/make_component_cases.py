@@ -16,7 +16,9 @@ TRAIN = ["The quick brown fox jumps over the lazy dog 12345 times, doesn't it?",
          "Ünïcödé wörds: naïve café, 日本語 テキスト, Привет мир!", "  indented\tcode() { return 42; }\r\n"] * 50
 INPUTS = ["", " ", "Hello world", "  leading and trailing  ", "The fox's 1234567 jumps!!", "tab\tand\r\nCRLF\n\n",
           "naïve café Ünï 日本語", "🦙 llama <s> and [EOS] here", "x<s>y [EOS]z", "a,b,,c", "don't WE'LL ſtop",
-          "\u00a0nbsp\u3000ideo\u0085nel", "digits ٣٤٥ and ½ ⅓", "[EOS]", "word[EOS] [EOS]word"]
+          "\u00a0nbsp\u3000ideo\u0085nel", "digits ٣٤٥ and ½ ⅓", "[EOS]", "word[EOS] [EOS]word",
+          "e\u0301 \u00e9 A\u030a \u212b \ufb01x ²³ ｆｕｌｌ q\u0307\u0323 \u1e0b\u0323 a\u0328\u0301\u0323",
+          "\u1100\u1161\u11a8 \uac01 \u1100\u1161 \uac00\u11a8 \u0344 \u0f73 \u2126 \u00c5\u0301 \u0958"]
 O200K = ("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
          "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
          "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
@@ -65,6 +67,8 @@ def variants():
         for invert in [False, True]:
             add(f"split_regex_{behavior}_{invert}", bl, pre_tokenizer={"type": "Sequence", "pretokenizers": [
                 split({"Regex": "\\s+|\\d"}, behavior, invert), BYTE_LEVEL_NOREGEX]})
+    for form in ["NFC", "NFKC", "NFD", "NFKD"]:
+        add(f"normalizer_{form}", bl, normalizer={"type": form})
     add("split_string", bl, pre_tokenizer={"type": "Sequence", "pretokenizers": [
         split({"String": ","}, "MergedWithPrevious"), BYTE_LEVEL_NOREGEX]})
     add("split_o200k_pcre2", bl, pre_tokenizer={"type": "Sequence", "pretokenizers": [
