@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 PRESETS = {
-    "tiny": dict(dim=256, n_layers=4, n_heads=4, n_kv_heads=4, ffn_hidden=688),
+    "tiny": dict(dim=128, n_layers=4, n_heads=4, n_kv_heads=2, ffn_hidden=384),
     "small": dict(dim=768, n_layers=12, n_heads=12, n_kv_heads=4, ffn_hidden=2048),
 }
 VOCAB = 50257
