@@ -18,6 +18,7 @@
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
@@ -66,6 +67,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The tokenizer and the training loader's options of a run configuration, as the llmtrain job builds them.
+std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const std::string& config_path) {
+  const Config config = load_config(config_path);
+  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
+  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  return {std::move(tok), std::move(options)};
+}
+
 int simulate_command(int argc, char** argv) {
   std::string config_path;
   data::SimulateOptions sim;
@@ -92,9 +101,7 @@ int simulate_command(int argc, char** argv) {
   }
   LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
   LLMTRAIN_CHECK(world && steps && batch, "--world-size, --steps and --batch are required\n", kUsage);
-  Config config = load_config(config_path);
-  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  auto [tok, options] = load_training_data(config_path);
   options.threads = 1;  // W loaders share this process: no thread per loader (the output is the same)
   options.prefetch_rows = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -127,9 +134,7 @@ int bench_command(int argc, char** argv) {
   LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
   LLMTRAIN_CHECK(steps >= 1 && batch >= 1 && world >= 1 && prefetch >= -1 && threads >= -1 && threads != 0,
                  "bench: --steps, --batch, --world-size and --threads must be >= 1, --prefetch >= 0\n", kUsage);
-  Config config = load_config(config_path);
-  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  auto [tok, options] = load_training_data(config_path);
   options.batch_rows = batch;
   if (prefetch >= 0) options.prefetch_rows = prefetch;
   if (threads >= 1) options.threads = threads;
@@ -193,9 +198,7 @@ int inspect_command(int argc, char** argv) {
   LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
   LLMTRAIN_CHECK(rows >= 0 && world >= 1 && sample_blocks >= 1, "inspect: --rows must be >= 0, --world-size and "
                  "--sample-blocks >= 1\n", kUsage);
-  Config config = load_config(config_path);
-  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  auto [tok, options] = load_training_data(config_path);
   data::TokenizerEncoder encoder(tok);
   std::cerr << "sampling " << sample_blocks << " blocks per dataset...\n";
   for (const data::DatasetSummary& s : data::summarize_corpus(options, encoder, static_cast<int>(sample_blocks))) {
@@ -236,9 +239,7 @@ int pretokenize_command(int argc, char** argv) {
   LLMTRAIN_CHECK(!config_path.empty() && !output.empty(), "pretokenize: CONFIG and --output DIR are required\n",
                  kUsage);
   LLMTRAIN_CHECK(threads >= 0, "pretokenize: --threads must be >= 1\n", kUsage);
-  Config config = load_config(config_path);
-  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  auto [tok, options] = load_training_data(config_path);
   const auto start = std::chrono::steady_clock::now();
   data::PretokenizeReport r = data::pretokenize(options, data::TokenizerEncoder(tok), tok.vocab_size(), output,
                                                 static_cast<int>(threads > 0 ? threads : options.threads), std::cerr);

@@ -51,18 +51,15 @@ std::string dry_run_report(const Config& config, const model::ModelConfig& m, in
   out += cat("batch: ", config.train.batch_size, " rows x ", config.data.seq_len, " tokens per rank, ",
              config.train.grad_accum, " micro-batches per step, ", world_size, " ranks = ",
              count(tokens_global), " tokens per step\n");
-  char line[160];
+  const auto memory_row = [&out](const std::string& what, double amount) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-62s %12s\n", what.c_str(), bytes(amount).c_str());
+    out += line;
+  };
   out += "memory per rank (estimate, float32):\n";
-  std::snprintf(line, sizeof line, "  %-62s %12s\n", "weights + gradients + AdamW moments, replicated (data parallel)",
-                bytes(state_replicated).c_str());
-  out += line;
-  std::snprintf(line, sizeof line, "  %-62s %12s\n", cat("the same, fully sharded over ", world_size, " ranks (FSDP)").c_str(),
-                bytes(state_sharded).c_str());
-  out += line;
-  std::snprintf(line, sizeof line, "  %-62s %12s\n",
-                cat("activations kept for backward (recompute = \"", config.train.recompute, "\")").c_str(),
-                bytes(activations).c_str());
-  out += line;
+  memory_row("weights + gradients + AdamW moments, replicated (data parallel)", state_replicated);
+  memory_row(cat("the same, fully sharded over ", world_size, " ranks (FSDP)"), state_sharded);
+  memory_row(cat("activations kept for backward (recompute = \"", config.train.recompute, "\")"), activations);
   out += cat("  total: ", bytes(state_replicated + activations), " data parallel, ", bytes(state_sharded + activations),
              " fully sharded\n");
   return out;

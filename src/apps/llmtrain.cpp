@@ -91,11 +91,6 @@ Options parse_arguments(int argc, char** argv) {
   return options;
 }
 
-// The model's shape, resolved against the tokenizer when model.vocab_size is 0.
-llmtrain::model::ModelConfig resolve_model(const llmtrain::Config& config, const llmtrain::tokenizer::Tokenizer& tok) {
-  return llmtrain::apps::model_config(config, static_cast<std::int64_t>(tok.vocab_size()));
-}
-
 int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   using namespace llmtrain;
   Config config;
@@ -104,7 +99,7 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   model::ModelConfig model_shape;
   dist::agree(runtime, [&] {
     encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
-    model_shape = resolve_model(config, encoder->tokenizer());
+    model_shape = apps::model_config(config, static_cast<std::int64_t>(encoder->tokenizer().vocab_size()));
   });
 
   if (options.dry_run) {

@@ -147,12 +147,17 @@ void apply_defaults(Target& target, const std::vector<FieldSpec<Target>>& fields
 
 // " (did you mean ...)" for an unknown key: the closest key of the same table, else a key of that name
 // in another section (a key put under the wrong [section]).
-std::string unknown_key_hint(const std::string& prefix, const std::string& key, const std::vector<std::string>& known) {
-  const std::string near = suggestion(key, known);
-  if (!near.empty()) return " (did you mean " + prefix + "." + near.substr(15);
+// " (did you mean section.key?)" when `key` is a key of some section, else "".
+std::string key_of_another_section(const std::string& key) {
   for (const auto& spec : schema::config_fields())
     if (spec.key == key) return " (did you mean " + spec.full_key() + "?)";
   return "";
+}
+
+std::string unknown_key_hint(const std::string& prefix, const std::string& key, const std::vector<std::string>& known) {
+  const std::string near = suggestion(key, known);
+  if (!near.empty()) return " (did you mean " + prefix + "." + near.substr(15);
+  return key_of_another_section(key);
 }
 
 // Fills `target` from one TOML table whose keys must all be in `fields` (except `skip`, read by the
@@ -269,9 +274,7 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
   for (const auto& [name, node] : root) {
     const std::string section(name.str());
     if (std::find(section_names.begin(), section_names.end(), section) == section_names.end()) {
-      std::string hint;
-      for (const auto& s : schema::config_fields())
-        if (s.key == section) hint = " (did you mean " + s.full_key() + "?)";
+      std::string hint = key_of_another_section(section);  // a top-level `lr = ...` belongs in [train]
       if (hint.empty()) hint = suggestion(section, section_names);
       parse.fail_at(node, section, (node.is_table() ? "unknown section" : "unknown key") + hint);
     }
