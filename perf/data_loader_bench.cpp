@@ -20,6 +20,7 @@
 
 namespace {
 
+using namespace llmtrain;
 using namespace llmtrain::data;
 
 const std::string& corpus_dir() {

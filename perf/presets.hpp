@@ -5,26 +5,26 @@
 #include <string>
 
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/model/config.hpp"
+#include "llmtrain/core/model_config.hpp"
 
 namespace llmtrain::perf {
 
-inline model::ModelConfig preset(const std::string& name) {
-  model::ModelConfig c;
+inline ModelConfig preset(const std::string& name) {
+  ModelConfig c;
   c.vocab_size = 50257;  // GPT-2 tokenizer
   if (name == "tiny") {
-    c.dim = 128;
+    c.d_model = 128;
     c.n_layers = 4;
     c.n_heads = 4;
     c.n_kv_heads = 2;
-    c.ffn_hidden = 384;
+    c.d_ff = 384;
     c.max_seq_len = 128;
   } else if (name == "small") {
-    c.dim = 768;
+    c.d_model = 768;
     c.n_layers = 12;
     c.n_heads = 12;
     c.n_kv_heads = 4;
-    c.ffn_hidden = 2048;
+    c.d_ff = 2048;
     c.max_seq_len = 1024;
   } else {
     LLMTRAIN_FAIL("unknown preset '", name, "' (tiny, small)");

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     else { std::fprintf(stderr, "unknown option %s\n", key.c_str()); return 2; }
   }
   Kokkos::ScopeGuard kokkos(argc, argv);
-  model::ModelConfig config = perf::preset(preset);
+  ModelConfig config = perf::preset(preset);
   config.max_seq_len = std::max(config.max_seq_len, seq);
   const double peak = model::measure_sgemm_peak(2048, 3);
   const double cpu_peak = sgemm_peak_cpu_time(2048, 3);
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   {
     model::Model<float> net(config, model::parse_recompute(recompute));
     optim::AdamW adamw(model::unit_layouts(config), optim::AdamWOptions{});
-    data::Batch batch;
+    Batch batch;
     batch.rows = rows;
     batch.seq_len = seq;
     std::mt19937 rng(1);

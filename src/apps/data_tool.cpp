@@ -13,7 +13,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -22,6 +21,7 @@
 
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/inspect.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/data/pretokenize.hpp"
@@ -63,10 +63,6 @@ double cpu_seconds() {  // user + system time of the process, all threads
          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // The tokenizer and the training loader's options of a run configuration, as the llmtrain job builds them.
 std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const std::string& config_path) {
   const Config config = load_config(config_path);
@@ -104,10 +100,10 @@ int simulate_command(int argc, char** argv) {
   auto [tok, options] = load_training_data(config_path);
   options.threads = 1;  // W loaders share this process: no thread per loader (the output is the same)
   options.prefetch_rows = 0;
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   const std::uint64_t violations =
       data::simulate(options, std::make_shared<data::TokenizerEncoder>(tok), sim, std::cerr);
-  std::cerr << "simulated " << sim.world_size << " ranks x " << sim.steps << " steps in " << seconds_since(start)
+  std::cerr << "simulated " << sim.world_size << " ranks x " << sim.steps << " steps in " << watch.seconds()
             << " s (" << cpu_seconds() << " s CPU)\n";
   return violations == 0 ? 0 : 2;
 }
@@ -141,26 +137,26 @@ int bench_command(int argc, char** argv) {
   auto encoder = std::make_shared<data::TokenizerEncoder>(tok);
   const int w = static_cast<int>(world);
 
-  auto start = std::chrono::steady_clock::now();
+  Stopwatch watch;
   data::Loader loader(options, encoder, 0, w);
   loader.next();
-  const double first_batch_s = seconds_since(start);
+  const double first_batch_s = watch.seconds();
   std::int64_t tokens = 0;
-  start = std::chrono::steady_clock::now();
+  watch.restart();
   const double cpu_start = cpu_seconds();
   for (long long s = 0; s < steps; ++s) tokens += static_cast<std::int64_t>(loader.next().tokens.size());
-  const double run_s = seconds_since(start), run_cpu_s = cpu_seconds() - cpu_start;
+  const double run_s = watch.seconds(), run_cpu_s = cpu_seconds() - cpu_start;
 
-  start = std::chrono::steady_clock::now();
+  watch.restart();
   std::vector<std::string> states = {loader.state()};
-  const double save_ms = 1e3 * seconds_since(start);
+  const double save_ms = 1e3 * watch.seconds();
   for (int r = 1; r < w; ++r) states.push_back(data::Loader(options, encoder, r, w).state());
-  start = std::chrono::steady_clock::now();
+  watch.restart();
   data::Loader resumed(options, encoder, 0, w);
-  const double startup_ms = 1e3 * seconds_since(start);  // listing the corpus: grows with the file count
-  start = std::chrono::steady_clock::now();
+  const double startup_ms = 1e3 * watch.seconds();  // listing the corpus: grows with the file count
+  watch.restart();
   resumed.restore(states);
-  const double restore_ms = 1e3 * seconds_since(start);
+  const double restore_ms = 1e3 * watch.seconds();
 
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
@@ -211,7 +207,7 @@ int inspect_command(int argc, char** argv) {
   options.batch_rows = rows;
   options.prefetch_rows = 0;
   data::Loader loader(options, std::make_shared<data::TokenizerEncoder>(tok), 0, static_cast<int>(world));
-  data::Batch batch = loader.next();
+  Batch batch = loader.next();
   for (long long r = 0; r < rows; ++r) {
     const auto& p = loader.last_provenance()[static_cast<std::size_t>(r)];
     std::cout << "\nrow " << r << " of rank 0 of " << world << " (" << p.spans.size() << " pieces, first from "
@@ -240,12 +236,12 @@ int pretokenize_command(int argc, char** argv) {
                  kUsage);
   LLMTRAIN_CHECK(threads >= 0, "pretokenize: --threads must be >= 1\n", kUsage);
   auto [tok, options] = load_training_data(config_path);
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   data::PretokenizeReport r = data::pretokenize(options, data::TokenizerEncoder(tok), tok.vocab_size(), output,
                                                 static_cast<int>(threads > 0 ? threads : options.threads), std::cerr);
   std::cout << "wrote " << r.files_written << " files (" << r.documents << " documents, " << r.tokens
             << " tokens, " << r.bad_records << " bad records skipped), kept " << r.files_kept
-            << " complete files, in " << seconds_since(start) << " s\n";
+            << " complete files, in " << watch.seconds() << " s\n";
   return 0;
 }
 

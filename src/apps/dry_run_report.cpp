@@ -1,5 +1,5 @@
 // Parameter and memory arithmetic for the dry run. The parameter count is the model's own
-// (model::ModelConfig::parameter_count); the activation figure estimates what backward keeps per token
+// (ModelConfig::parameter_count); the activation figure estimates what backward keeps per token
 // and is labelled as an estimate.
 #include "dry_run_report.hpp"
 
@@ -29,17 +29,17 @@ std::string count(double n) {
 
 // Floats per token that backward keeps for one block: residual input, two norm outputs, q, k, v,
 // attention output and projection, gate, up and their product, MLP output, per-head softmax statistics.
-double block_activation_floats(const model::ModelConfig& m) {
-  return 7.0 * m.dim + 2.0 * m.n_kv_heads * m.head_dim() + 3.0 * m.ffn_hidden + m.n_heads;
+double block_activation_floats(const ModelConfig& m) {
+  return 7.0 * m.d_model + 2.0 * m.n_kv_heads * m.head_dim() + 3.0 * m.d_ff + m.n_heads;
 }
 
 }  // namespace
 
-std::string dry_run_report(const Config& config, const model::ModelConfig& m, int world_size) {
+std::string dry_run_report(const Config& config, const ModelConfig& m, int world_size) {
   const double params = static_cast<double>(m.parameter_count());
   const double tokens_per_micro_batch = static_cast<double>(config.train.batch_size * config.data.seq_len);
   const double per_token = config.train.recompute == "blocks"
-                               ? m.n_layers * double(m.dim) + block_activation_floats(m)
+                               ? m.n_layers * double(m.d_model) + block_activation_floats(m)
                                : m.n_layers * block_activation_floats(m);
   const double activations = 4.0 * per_token * tokens_per_micro_batch;
   const double state_replicated = 16.0 * params;  // fp32 weights + gradients + AdamW m and v
@@ -47,7 +47,7 @@ std::string dry_run_report(const Config& config, const model::ModelConfig& m, in
   const double tokens_global = tokens_per_micro_batch * config.train.grad_accum * world_size;
   std::string out;
   out += cat("model: ", count(params), " parameters (", m.parameter_count(), "), ", m.n_layers, " blocks of width ",
-             m.dim, ", SwiGLU width ", m.ffn_hidden, ", vocabulary ", m.vocab_size, "\n");
+             m.d_model, ", SwiGLU width ", m.d_ff, ", vocabulary ", m.vocab_size, "\n");
   out += cat("batch: ", config.train.batch_size, " rows x ", config.data.seq_len, " tokens per rank, ",
              config.train.grad_accum, " micro-batches per step, ", world_size, " ranks = ",
              count(tokens_global), " tokens per step\n");

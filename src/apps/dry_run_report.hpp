@@ -5,10 +5,10 @@
 #include <string>
 
 #include "llmtrain/core/config.hpp"
-#include "llmtrain/model/config.hpp"
+#include "llmtrain/core/model_config.hpp"
 
 namespace llmtrain::apps {
 
-std::string dry_run_report(const Config& config, const model::ModelConfig& model, int world_size);
+std::string dry_run_report(const Config& config, const ModelConfig& model, int world_size);
 
 }  // namespace llmtrain::apps

@@ -96,7 +96,7 @@ int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
   Config config;
   dist::agree(runtime, [&] { config = load_config(options.config_path); });
   std::shared_ptr<const data::TokenizerEncoder> encoder;
-  model::ModelConfig model_shape;
+  ModelConfig model_shape;
   dist::agree(runtime, [&] {
     encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
     model_shape = apps::model_config(config, static_cast<std::int64_t>(encoder->tokenizer().vocab_size()));

@@ -9,7 +9,7 @@ namespace llmtrain::apps {
 namespace {
 
 // Llama's rule for the SwiGLU width when [model] d_ff = 0: 2/3 of 4 d_model, rounded up to 256.
-std::int64_t llama_ffn_hidden(std::int64_t d_model) { return (8 * d_model / 3 + 255) / 256 * 256; }
+std::int64_t llama_d_ff(std::int64_t d_model) { return (8 * d_model / 3 + 255) / 256 * 256; }
 
 tokenizer::TokenId special_token(const Config& config, const tokenizer::Tokenizer& tokenizer, const std::string& key,
                       const std::string& token) {
@@ -20,27 +20,12 @@ tokenizer::TokenId special_token(const Config& config, const tokenizer::Tokenize
 
 }  // namespace
 
-model::ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size) {
-  const ModelConfig& m = config.model;
-  LLMTRAIN_CHECK(m.vocab_size == 0 || m.vocab_size >= tokenizer_vocab_size, config.source_file,
-                 ": model.vocab_size: ", m.vocab_size, " is smaller than the tokenizer's vocabulary (",
-                 tokenizer_vocab_size, " tokens in ", config.tokenizer.path, ")");
-  model::ModelConfig out;
-  out.vocab_size = m.vocab_size > 0 ? m.vocab_size : tokenizer_vocab_size;
-  out.dim = m.d_model;
-  out.n_layers = m.n_layers;
-  out.n_heads = m.n_heads;
-  out.n_kv_heads = m.n_kv_heads > 0 ? m.n_kv_heads : m.n_heads;
-  out.ffn_hidden = m.d_ff > 0 ? m.d_ff : llama_ffn_hidden(m.d_model);
-  out.max_seq_len = config.data.seq_len;
-  out.rope_theta = m.rope_theta;
-  out.norm_eps = m.norm_eps;
-  out.tied_embeddings = m.tie_embeddings;
-  out.doc_masking = m.mask_documents;
-  out.init_std = m.init_std;
-  out.seed = static_cast<std::uint64_t>(m.seed);
-  out.validate();
-  return out;
+ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size) {
+  const std::int64_t vocab = config.model.vocab_size;
+  LLMTRAIN_CHECK(vocab == 0 || vocab >= tokenizer_vocab_size, config.source_file, ": model.vocab_size: ", vocab,
+                 " is smaller than the tokenizer's vocabulary (", tokenizer_vocab_size, " tokens in ",
+                 config.tokenizer.path, ")");
+  return config.model.resolved(tokenizer_vocab_size, config.data.seq_len);
 }
 
 data::LoaderOptions loader_options(const Config& config, const std::vector<DatasetConfig>& datasets,

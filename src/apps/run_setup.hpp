@@ -6,14 +6,14 @@
 
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/data/loader.hpp"
-#include "llmtrain/model/config.hpp"
+#include "llmtrain/core/model_config.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "llmtrain/train/trainer.hpp"
 
 namespace llmtrain::apps {
 
 // vocab_size: the tokenizer's size, used when model.vocab_size is 0 (and checked against it otherwise).
-model::ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size);
+ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size);
 
 // Options of a loader over `datasets` (config.data.datasets or config.data.eval_datasets), with BOS/EOS
 // from [tokenizer] or, by default, from the tokenizer itself. local_ranks (processes of this node) sizes

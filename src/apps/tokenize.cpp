@@ -7,7 +7,6 @@
 // Encoding writes one JSON array of ids per input line, in input order. Decoding reads one JSON array of
 // ids per line and writes {"<field>": "<text>"}. Input comes from the file or stdin. Any bad input stops
 // with "file:line: reason" on stderr and exit status 1.
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/timer.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 
 namespace {
@@ -116,9 +116,9 @@ int run(const Options& o) {
       out += '\n';
     } else {
       const std::string text = field_text(line, o, where);
-      const auto start = std::chrono::steady_clock::now();
+      const Stopwatch watch;
       ids = o.add_special_tokens ? tokenizer.encode_with_special_tokens(text) : tokenizer.encode(text);
-      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      seconds += watch.seconds();
       bytes += text.size();
       tokens += ids.size();
       ++docs;

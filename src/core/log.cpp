@@ -1,8 +1,8 @@
 // The process-wide logger behind log_info() and friends. A mutex keeps lines whole when loader threads
 // log; the per-rank file is flushed on every warning or error so a killed job still leaves its cause.
 #include "llmtrain/core/log.hpp"
+#include "llmtrain/core/timer.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -15,7 +15,7 @@ struct Logger {
   int rank = 0;
   LogLevel level = LogLevel::Info;
   std::ofstream per_rank;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  Stopwatch since_start;
 };
 
 Logger& logger() {
@@ -59,7 +59,7 @@ void log_message(LogLevel level, const std::string& message) {
   Logger& log = logger();
   std::lock_guard<std::mutex> lock(log.mutex);
   if (level < log.level) return;
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - log.start).count();
+  const double seconds = log.since_start.seconds();
   char prefix[64];
   std::snprintf(prefix, sizeof prefix, "[%9.3fs r%d] ", seconds, log.rank);
   const bool to_console = log.rank == 0 || level == LogLevel::Error;

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "llmtrain/data/batch.hpp"
+#include "llmtrain/core/batch.hpp"
 #include "shard_stream.hpp"
 
 namespace llmtrain::data {

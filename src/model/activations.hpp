@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "llmtrain/model/config.hpp"
+#include "llmtrain/core/model_config.hpp"
 
 namespace llmtrain::model {
 
@@ -19,15 +19,15 @@ struct BlockActivations {
   Kokkos::View<T*> rstd1, xn1, qkv, attn, lse, mid, rstd2, xn2, h13, hg;
   BlockActivations(const ModelConfig& c, std::int64_t batch, std::int64_t seq)
       : rstd1("rstd1", batch * seq),
-        xn1("xn1", batch * seq * c.dim),
+        xn1("xn1", batch * seq * c.d_model),
         qkv("qkv", batch * seq * c.qkv_width()),
-        attn("attn", batch * seq * c.dim),
+        attn("attn", batch * seq * c.d_model),
         lse("lse", batch * c.n_heads * seq),
-        mid("mid", batch * seq * c.dim),
+        mid("mid", batch * seq * c.d_model),
         rstd2("rstd2", batch * seq),
-        xn2("xn2", batch * seq * c.dim),
-        h13("h13", batch * seq * 2 * c.ffn_hidden),
-        hg("hg", batch * seq * c.ffn_hidden) {}
+        xn2("xn2", batch * seq * c.d_model),
+        h13("h13", batch * seq * 2 * c.d_ff),
+        hg("hg", batch * seq * c.d_ff) {}
 };
 
 // Gradient scratch shared by all blocks (the backward pass handles one block at a time).
@@ -35,14 +35,14 @@ template <typename T>
 struct BackwardScratch {
   Kokkos::View<T*> d_resid_a, d_resid_b, d_mid, d_xn, d_attn, d_qkv, d_hg, d_h13;
   BackwardScratch(const ModelConfig& c, std::int64_t n)
-      : d_resid_a("d_resid_a", n * c.dim),
-        d_resid_b("d_resid_b", n * c.dim),
-        d_mid("d_mid", n * c.dim),
-        d_xn("d_xn", n * c.dim),
-        d_attn("d_attn", n * c.dim),
+      : d_resid_a("d_resid_a", n * c.d_model),
+        d_resid_b("d_resid_b", n * c.d_model),
+        d_mid("d_mid", n * c.d_model),
+        d_xn("d_xn", n * c.d_model),
+        d_attn("d_attn", n * c.d_model),
         d_qkv("d_qkv", n * c.qkv_width()),
-        d_hg("d_hg", n * c.ffn_hidden),
-        d_h13("d_h13", n * 2 * c.ffn_hidden) {}
+        d_hg("d_hg", n * c.d_ff),
+        d_h13("d_h13", n * 2 * c.d_ff) {}
 };
 
 }  // namespace llmtrain::model

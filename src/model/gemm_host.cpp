@@ -3,8 +3,8 @@
 #include <cblas.h>
 
 #include <Kokkos_Core.hpp>
-#include <chrono>
 
+#include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 
 namespace llmtrain::model {
@@ -38,7 +38,7 @@ template <typename T>
 void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
 #if defined(KOKKOS_ENABLE_CUDA)
   Kokkos::fence();  // Kokkos kernels and cuBLAS may use different streams
   gemm_cublas<T>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -46,7 +46,7 @@ void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int
 #else
   host_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif
-  g_stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  g_stats.seconds += watch.seconds();
   g_stats.flops += 2.0 * double(m) * double(n) * double(k);
   g_stats.calls += 1;
 }

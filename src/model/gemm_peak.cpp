@@ -1,8 +1,8 @@
 // Measured sgemm peak: the reference for MFU, taken in the same process and run as the training.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <chrono>
 
+#include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 
 namespace llmtrain::model {
@@ -14,10 +14,10 @@ double measure_sgemm_peak(std::int64_t n, int repeats) {
   const GemmStats before = gemm_stats();
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch watch;
     gemm<float>(Trans::No, Trans::No, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
     Kokkos::fence();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    best = std::min(best, watch.seconds());
   }
   // Leave the counters as they were: the peak probe is not part of the measured work.
   reset_gemm_stats(before);

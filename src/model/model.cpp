@@ -57,11 +57,11 @@ struct Model<T>::State {
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
   const T* w(Index unit, const char* name) const { return params[unit].data(name); }
   T* g(Index unit, const char* name) const { return grads[unit].data(name); }
-  const T* head_weight() const { return config.tied_embeddings ? w(0, "tok_embedding") : w(head_unit(), "output"); }
-  T* head_grad() const { return config.tied_embeddings ? g(0, "tok_embedding") : g(head_unit(), "output"); }
+  const T* head_weight() const { return config.tie_embeddings ? w(0, "tok_embedding") : w(head_unit(), "output"); }
+  T* head_grad() const { return config.tie_embeddings ? g(0, "tok_embedding") : g(head_unit(), "output"); }
   Index head_unit() const { return config.n_layers + 1; }
 
-  void prepare(const data::Batch& b);
+  void prepare(const Batch& b);
   void embed();
   void block_forward(Index layer);
   void block_backward(Index layer, T* d_out, T* d_in);
@@ -69,7 +69,7 @@ struct Model<T>::State {
 };
 
 template <typename T>
-void Model<T>::State::prepare(const data::Batch& b) {
+void Model<T>::State::prepare(const Batch& b) {
   const auto& c = config;
   LLMTRAIN_CHECK(b.rows > 0 && b.seq_len > 0, "batch has no tokens (rows = ", b.rows, ", seq_len = ", b.seq_len, ")");
   LLMTRAIN_CHECK(b.seq_len <= c.max_seq_len, "batch seq_len ", b.seq_len, " exceeds model.max_seq_len ", c.max_seq_len);
@@ -82,13 +82,13 @@ void Model<T>::State::prepare(const data::Batch& b) {
     targets = Kokkos::View<std::int32_t*>("targets", n());
     doc = Kokkos::View<std::int32_t*>("doc", n());
     resid.clear();
-    for (Index l = 0; l <= c.n_layers; ++l) resid.emplace_back("resid", n() * c.dim);
+    for (Index l = 0; l <= c.n_layers; ++l) resid.emplace_back("resid", n() * c.d_model);
     acts.clear();
     const Index kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
     for (Index l = 0; l < kept; ++l) acts.emplace_back(c, batch, seq);
     scratch.emplace(c, n());
     attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)});
-    final_x = Kokkos::View<T*>("final_x", n() * c.dim);
+    final_x = Kokkos::View<T*>("final_x", n() * c.d_model);
     final_rstd = Kokkos::View<T*>("final_rstd", n());
     head_logits = Kokkos::View<T*>("head_logits", std::min(kHeadChunkRows, n()) * c.vocab_size);
     row_loss = Kokkos::View<T*>("row_loss", n());
@@ -96,7 +96,7 @@ void Model<T>::State::prepare(const data::Batch& b) {
   auto tok = Kokkos::create_mirror_view(tokens);
   auto tgt = Kokkos::create_mirror_view(targets);
   auto dc = Kokkos::create_mirror_view(doc);
-  use_doc = c.doc_masking && !b.doc_index.empty();
+  use_doc = c.mask_documents && !b.doc_index.empty();
   LLMTRAIN_CHECK(!use_doc || b.doc_index.size() == b.tokens.size(), "batch doc_index has ", b.doc_index.size(),
                  " entries, expected ", b.tokens.size());
   for (Index r = 0; r < batch; ++r) {
@@ -118,13 +118,13 @@ void Model<T>::State::prepare(const data::Batch& b) {
 
 template <typename T>
 void Model<T>::State::embed() {
-  ops::embedding_forward(resid[0].data(), w(0, "tok_embedding"), tokens.data(), n(), config.dim);
+  ops::embedding_forward(resid[0].data(), w(0, "tok_embedding"), tokens.data(), n(), config.d_model);
 }
 
 template <typename T>
 void Model<T>::State::block_forward(Index layer) {
   const auto& c = config;
-  const Index u = layer + 1, N = n(), D = c.dim, F = c.ffn_hidden, W = c.qkv_width();
+  const Index u = layer + 1, N = n(), D = c.d_model, F = c.d_ff, W = c.qkv_width();
   auto& a = acts_for(layer);
   const T* x = resid[layer].data();
   // Attention half: mid = x + wo(attention(rope(wqkv(norm(x)))))
@@ -148,7 +148,7 @@ void Model<T>::State::block_forward(Index layer) {
 template <typename T>
 void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   const auto& c = config;
-  const Index u = layer + 1, N = n(), D = c.dim, F = c.ffn_hidden, W = c.qkv_width();
+  const Index u = layer + 1, N = n(), D = c.d_model, F = c.d_ff, W = c.qkv_width();
   if (recompute == Recompute::Blocks) block_forward(layer);
   auto& a = acts_for(layer);
   auto& s = *scratch;
@@ -181,7 +181,7 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
 template <typename T>
 LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, T* logits_out) {
   const auto& c = config;
-  const Index N = n(), D = c.dim, V = c.vocab_size;
+  const Index N = n(), D = c.d_model, V = c.vocab_size;
   ops::rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"), N,
                        D, c.norm_eps);
   T* d_final = want_grad ? scratch->d_mid.data() : nullptr;
@@ -252,7 +252,7 @@ std::vector<ParamUnit<T>>& Model<T>::grads() { return state_->grads; }
 template <typename T>
 void Model<T>::init_weights() {
   const auto& c = state_->config;
-  std::mt19937_64 rng(c.seed);
+  std::mt19937_64 rng(static_cast<std::uint64_t>(c.seed));
   for (auto& unit : state_->params) {
     auto host = Kokkos::create_mirror_view(unit.flat);
     for (const auto& t : unit.layout.tensors) {
@@ -272,7 +272,7 @@ void Model<T>::zero_grads() {
 }
 
 template <typename T>
-LossSum Model<T>::forward_backward(const data::Batch& batch, double grad_scale) {
+LossSum Model<T>::forward_backward(const Batch& batch, double grad_scale) {
   auto& s = *state_;
   const auto start = std::chrono::steady_clock::now();
   s.prepare(batch);
@@ -293,13 +293,13 @@ LossSum Model<T>::forward_backward(const data::Batch& batch, double grad_scale) 
     s.block_backward(l, d_out, d_in);
     std::swap(d_out, d_in);
   }
-  ops::embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.dim);
+  ops::embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.d_model);
   s.times.backward_s = seconds_since(backward_start);
   return loss;
 }
 
 template <typename T>
-LossSum Model<T>::forward(const data::Batch& batch) {
+LossSum Model<T>::forward(const Batch& batch) {
   auto& s = *state_;
   s.prepare(batch);
   s.embed();
@@ -308,7 +308,7 @@ LossSum Model<T>::forward(const data::Batch& batch) {
 }
 
 template <typename T>
-std::vector<T> Model<T>::logits(const data::Batch& batch) {
+std::vector<T> Model<T>::logits(const Batch& batch) {
   auto& s = *state_;
   s.prepare(batch);
   s.embed();

@@ -23,25 +23,25 @@ const TensorSlice& UnitLayout::tensor(const std::string& tensor_name) const {
 std::vector<UnitLayout> unit_layouts(const ModelConfig& c) {
   std::vector<UnitLayout> units;
   UnitLayout embedding{"embedding", {}};
-  add(embedding, "tok_embedding", {c.vocab_size, c.dim}, true);
+  add(embedding, "tok_embedding", {c.vocab_size, c.d_model}, true);
   units.push_back(embedding);
   const std::int64_t hd = c.head_dim();
   for (std::int64_t l = 0; l < c.n_layers; ++l) {
     UnitLayout block{"block." + std::to_string(l), {}};
-    add(block, "attn_norm", {c.dim}, true);
-    add(block, "wq", {c.n_heads * hd, c.dim}, false);  // wq, wk, wv adjacent: one fused QKV matrix
-    add(block, "wk", {c.n_kv_heads * hd, c.dim}, false);
-    add(block, "wv", {c.n_kv_heads * hd, c.dim}, false);
-    add(block, "wo", {c.dim, c.n_heads * hd}, false);
-    add(block, "ffn_norm", {c.dim}, true);
-    add(block, "w1", {c.ffn_hidden, c.dim}, false);  // w1 (gate), w3 (up) adjacent: one fused matrix
-    add(block, "w3", {c.ffn_hidden, c.dim}, false);
-    add(block, "w2", {c.dim, c.ffn_hidden}, false);
+    add(block, "attn_norm", {c.d_model}, true);
+    add(block, "wq", {c.n_heads * hd, c.d_model}, false);  // wq, wk, wv adjacent: one fused QKV matrix
+    add(block, "wk", {c.n_kv_heads * hd, c.d_model}, false);
+    add(block, "wv", {c.n_kv_heads * hd, c.d_model}, false);
+    add(block, "wo", {c.d_model, c.n_heads * hd}, false);
+    add(block, "ffn_norm", {c.d_model}, true);
+    add(block, "w1", {c.d_ff, c.d_model}, false);  // w1 (gate), w3 (up) adjacent: one fused matrix
+    add(block, "w3", {c.d_ff, c.d_model}, false);
+    add(block, "w2", {c.d_model, c.d_ff}, false);
     units.push_back(block);
   }
   UnitLayout head{"head", {}};
-  add(head, "final_norm", {c.dim}, true);
-  if (!c.tied_embeddings) add(head, "output", {c.vocab_size, c.dim}, false);
+  add(head, "final_norm", {c.d_model}, true);
+  if (!c.tie_embeddings) add(head, "output", {c.vocab_size, c.d_model}, false);
   units.push_back(head);
   return units;
 }

@@ -21,7 +21,7 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
-Trainer::Trainer(const model::ModelConfig& model_config, const TrainOptions& options, dist::Collectives& collectives)
+Trainer::Trainer(const ModelConfig& model_config, const TrainOptions& options, dist::Collectives& collectives)
     : options_(options),
       comm_(collectives),
       model_(model_config, model::parse_recompute(options.recompute)),
@@ -38,7 +38,7 @@ Trainer::Trainer(const model::ModelConfig& model_config, const TrainOptions& opt
   if (comm_.rank() == 0) log_ = std::make_unique<MetricsLog>(options_.run_dir);
 }
 
-StepMetrics Trainer::train_step(data::BatchSource& source) {
+StepMetrics Trainer::train_step(BatchSource& source) {
   const auto step_start = Clock::now();
   StepMetrics m;
   model_.zero_grads();
@@ -46,7 +46,7 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
   std::int64_t tokens = 0, seq_len = 0;
   for (std::int64_t micro = 0; micro < options_.grad_accum; ++micro) {
     const auto wait_start = Clock::now();
-    const data::Batch batch = source.next();
+    const Batch batch = source.next();
     m.data_wait_s += seconds_since(wait_start);
     const model::LossSum loss = model_.forward_backward(batch, 1.0 / double(options_.grad_accum));
     m.forward_s += model_.last_pass_times().forward_s;
@@ -84,7 +84,7 @@ StepMetrics Trainer::train_step(data::BatchSource& source) {
   return m;
 }
 
-EvalResult Trainer::evaluate(data::BatchSource& source) {
+EvalResult Trainer::evaluate(BatchSource& source) {
   // The first evaluation draws its batches and keeps them: every later evaluation scores the same tokens,
   // so the held-out losses of a run are comparable with each other.
   while (std::int64_t(eval_batches_.size()) < options_.eval_batches) eval_batches_.push_back(source.next());
@@ -104,7 +104,7 @@ EvalResult Trainer::evaluate(data::BatchSource& source) {
   return result;
 }
 
-std::vector<StepMetrics> Trainer::run(data::BatchSource& train, data::BatchSource* eval) {
+std::vector<StepMetrics> Trainer::run(BatchSource& train, BatchSource* eval) {
   std::vector<StepMetrics> history;
   const auto start = Clock::now();
   while (step_ < options_.steps && !stop_agreed_) {

@@ -40,7 +40,7 @@ TEST(DefaultSpecialTokens, PostProcessorTemplateWins) {
       {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [2], "tokens": ["<s>"]}}})";
   data::LoaderOptions options;
   data::set_default_special_tokens(make_tokenizer({"<s>", "</s>"}, post), options);
-  EXPECT_EQ(options.bos_id, std::optional<data::TokenId>(2));
+  EXPECT_EQ(options.bos_id, std::optional<TokenId>(2));
   EXPECT_FALSE(options.eos_id.has_value());
 }
 
@@ -48,11 +48,11 @@ TEST(DefaultSpecialTokens, WithoutPostProcessorTheFamilysEndOfTextIsEos) {
   data::LoaderOptions llama3;
   data::set_default_special_tokens(make_tokenizer({"<s>", "<|end_of_text|>"}, ""), llama3);
   EXPECT_FALSE(llama3.bos_id.has_value());
-  EXPECT_EQ(llama3.eos_id, std::optional<data::TokenId>(3));
+  EXPECT_EQ(llama3.eos_id, std::optional<TokenId>(3));
 
   data::LoaderOptions sentencepiece;
   data::set_default_special_tokens(make_tokenizer({"<s>", "</s>"}, ""), sentencepiece);
-  EXPECT_EQ(sentencepiece.eos_id, std::optional<data::TokenId>(3));
+  EXPECT_EQ(sentencepiece.eos_id, std::optional<TokenId>(3));
 
   data::LoaderOptions unframed;  // no known end-of-document token: documents are packed without separators
   data::set_default_special_tokens(make_tokenizer({"<pad>"}, ""), unframed);

@@ -36,25 +36,25 @@ struct Reference {
   }
   const float* array(const std::string& name) const { return blob.data() + meta["arrays"][name]["offset"].get<std::size_t>(); }
 
-  model::ModelConfig config() const {
+  ModelConfig config() const {
     const auto& c = meta["config"];
-    model::ModelConfig m;
+    ModelConfig m;
     m.vocab_size = c["vocab_size"];
-    m.dim = c["dim"];
+    m.d_model = c["dim"];
     m.n_layers = c["n_layers"];
     m.n_heads = c["n_heads"];
     m.n_kv_heads = c["n_kv_heads"];
-    m.ffn_hidden = c["ffn_hidden"];
+    m.d_ff = c["ffn_hidden"];
     m.max_seq_len = c["max_seq_len"];
     m.rope_theta = c["rope_theta"];
     m.norm_eps = c["norm_eps"];
-    m.tied_embeddings = c["tied_embeddings"];
-    m.doc_masking = c["doc_masking"];
+    m.tie_embeddings = c["tied_embeddings"];
+    m.mask_documents = c["doc_masking"];
     m.ignore_index = c["ignore_index"];
     return m;
   }
-  data::Batch batch() const {
-    data::Batch b;
+  Batch batch() const {
+    Batch b;
     b.rows = meta["batch"]["rows"];
     b.seq_len = meta["batch"]["seq_len"];
     b.tokens = meta["batch"]["tokens"].get<std::vector<std::int32_t>>();
@@ -109,13 +109,13 @@ TEST(GoldenParity, Float32ForwardBackward) { expect_forward_backward_parity<floa
 TEST(GoldenParity, Float64ForwardBackward) { expect_forward_backward_parity<double>(1e-6, 1e-7, 1e-6); }
 
 // The same fixed batch every step.
-class FixedSource : public data::BatchSource {
+class FixedSource : public BatchSource {
  public:
-  explicit FixedSource(data::Batch b) : batch_(std::move(b)) {}
-  data::Batch next() override { return batch_; }
+  explicit FixedSource(Batch b) : batch_(std::move(b)) {}
+  Batch next() override { return batch_; }
 
  private:
-  data::Batch batch_;
+  Batch batch_;
 };
 
 TEST(GoldenParity, TenAdamWSteps) {

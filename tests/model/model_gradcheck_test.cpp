@@ -13,20 +13,20 @@ namespace {
 ModelConfig small_config(bool tied) {
   ModelConfig c;
   c.vocab_size = 11;
-  c.dim = 8;
+  c.d_model = 8;
   c.n_layers = 2;
   c.n_heads = 2;
   c.n_kv_heads = 1;
-  c.ffn_hidden = 12;
+  c.d_ff = 12;
   c.max_seq_len = 8;
-  c.tied_embeddings = tied;
-  c.doc_masking = true;
+  c.tie_embeddings = tied;
+  c.mask_documents = true;
   c.init_std = 0.3;  // large weights so that every path carries a visible gradient
   return c;
 }
 
-data::Batch small_batch() {
-  data::Batch b;
+Batch small_batch() {
+  Batch b;
   b.rows = 2;
   b.seq_len = 6;
   b.tokens = {1, 4, 7, 2, 9, 3, 5, /**/ 0, 10, 6, 8, 2, 4, -1};  // one ignored target

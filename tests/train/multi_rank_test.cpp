@@ -17,13 +17,13 @@ namespace llmtrain::train {
 namespace {
 
 // Rows [first, first + count) of each global batch of PatternSource(total rows).
-class RowSlice : public data::BatchSource {
+class RowSlice : public BatchSource {
  public:
   RowSlice(std::int64_t total_rows, std::int64_t first, std::int64_t count)
       : global_(total_rows, 16, 32, 99), first_(first), count_(count) {}
-  data::Batch next() override {
-    const data::Batch all = global_.next();
-    data::Batch b;
+  Batch next() override {
+    const Batch all = global_.next();
+    Batch b;
     b.rows = count_;
     b.seq_len = all.seq_len;
     const auto width = all.row_width();

@@ -5,21 +5,21 @@
 #include <cstdint>
 #include <random>
 
-#include "llmtrain/data/batch.hpp"
+#include "llmtrain/core/batch.hpp"
 #include "llmtrain/dist/collectives.hpp"
-#include "llmtrain/model/config.hpp"
+#include "llmtrain/core/model_config.hpp"
 
 namespace llmtrain::testing {
 
 // Two blocks of width 32 over a 32-token vocabulary: learns PatternSource in a few dozen steps.
-inline model::ModelConfig tiny_model() {
-  model::ModelConfig c;
+inline ModelConfig tiny_model() {
+  ModelConfig c;
   c.vocab_size = 32;
-  c.dim = 32;
+  c.d_model = 32;
   c.n_layers = 2;
   c.n_heads = 4;
   c.n_kv_heads = 2;
-  c.ffn_hidden = 64;
+  c.d_ff = 64;
   c.max_seq_len = 16;
   return c;
 }
@@ -40,12 +40,12 @@ class SingleRankCollectives : public dist::Collectives {
 
 // Rows follow a fixed rule next = (5 * token + 3) mod vocab from a random start, so a model can learn to
 // predict every token but the first; the loss can fall from ln(vocab) towards ln(vocab)/seq_len.
-class PatternSource : public data::BatchSource {
+class PatternSource : public BatchSource {
  public:
   PatternSource(std::int64_t rows, std::int64_t seq_len, std::int32_t vocab, std::uint64_t seed)
       : rows_(rows), seq_len_(seq_len), vocab_(vocab), rng_(seed) {}
-  data::Batch next() override {
-    data::Batch b;
+  Batch next() override {
+    Batch b;
     b.rows = rows_;
     b.seq_len = seq_len_;
     std::uniform_int_distribution<std::int32_t> start(0, vocab_ - 1);

@@ -102,9 +102,9 @@ TEST(Trainer, WritesOneMetricsLinePerStepAndEvaluates) {
 }
 
 // Counts the batches handed out.
-class CountingSource : public data::BatchSource {
+class CountingSource : public BatchSource {
  public:
-  data::Batch next() override {
+  Batch next() override {
     ++calls;
     return inner.next();
   }

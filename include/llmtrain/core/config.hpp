@@ -14,22 +14,9 @@
 #include <string>
 #include <vector>
 
-namespace llmtrain {
+#include "llmtrain/core/model_config.hpp"
 
-struct ModelConfig {
-  std::int64_t vocab_size;  // 0: the tokenizer's vocabulary size
-  std::int64_t d_model;
-  std::int64_t n_layers;
-  std::int64_t n_heads;
-  std::int64_t n_kv_heads;  // 0: same as n_heads
-  std::int64_t d_ff;        // 0: Llama's rule, 2/3 * 4 * d_model rounded up to a multiple of 256
-  double rope_theta;
-  double norm_eps;
-  bool tie_embeddings;
-  double init_std;
-  std::int64_t seed;
-  bool mask_documents;
-};
+namespace llmtrain {
 
 struct TokenizerConfig {
   std::string path;

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "llmtrain/data/batch.hpp"
+#include "llmtrain/core/batch.hpp"
 
 namespace llmtrain::data {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/data/batch.hpp"
+#include "llmtrain/core/batch.hpp"
 #include "llmtrain/data/document_encoder.hpp"
 
 namespace llmtrain::data {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/data/batch.hpp"
-#include "llmtrain/model/config.hpp"
+#include "llmtrain/core/batch.hpp"
+#include "llmtrain/core/model_config.hpp"
 #include "llmtrain/model/param_units.hpp"
 
 namespace llmtrain::model {
@@ -53,12 +53,12 @@ class Model {
   void zero_grads();
 
   // Adds the gradient of (grad_scale * mean loss over the batch's counted targets) into grads().
-  LossSum forward_backward(const data::Batch& batch, double grad_scale);
+  LossSum forward_backward(const Batch& batch, double grad_scale);
   // Loss only (evaluation); keeps no activations for backward.
-  LossSum forward(const data::Batch& batch);
+  LossSum forward(const Batch& batch);
   // Logits [rows * seq_len, vocab] of every position (tests and small models only: this is the tensor the
   // chunked head otherwise never materialises).
-  std::vector<T> logits(const data::Batch& batch);
+  std::vector<T> logits(const Batch& batch);
   const PassTimes& last_pass_times() const;
 
  private:

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/model/config.hpp"
+#include "llmtrain/core/model_config.hpp"
 
 namespace llmtrain::model {
 

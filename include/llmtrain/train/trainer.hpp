@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/data/batch.hpp"
+#include "llmtrain/core/batch.hpp"
 #include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/model/model.hpp"
 #include "llmtrain/optim/adamw.hpp"
@@ -43,7 +43,7 @@ struct EvalResult {
 
 class Trainer {
  public:
-  Trainer(const model::ModelConfig& model_config, const TrainOptions& options, dist::Collectives& collectives);
+  Trainer(const ModelConfig& model_config, const TrainOptions& options, dist::Collectives& collectives);
 
   model::Model<float>& model() { return model_; }
   optim::AdamW& optimizer() { return optimizer_; }
@@ -52,14 +52,14 @@ class Trainer {
   bool stopped_by_signal() const { return stop_agreed_; }
 
   // One optimizer step from grad_accum batches of `source`; returns the step's metrics (also written).
-  StepMetrics train_step(data::BatchSource& source);
+  StepMetrics train_step(BatchSource& source);
   // Mean loss over eval_batches batches on every rank (collective). The batches are drawn from `source`
   // at the first call and reused by every later call, so evaluations of one run score the same tokens.
-  EvalResult evaluate(data::BatchSource& source);
+  EvalResult evaluate(BatchSource& source);
   // Steps until options.steps or a stop signal; a signal on any rank is agreed in the all-reduce of the
   // step in progress (or of the next one), so all ranks stop after the same step. Evaluates every eval_every steps
   // and at the end when `eval` is given. Returns the metrics of every step taken.
-  std::vector<StepMetrics> run(data::BatchSource& train, data::BatchSource* eval);
+  std::vector<StepMetrics> run(BatchSource& train, BatchSource* eval);
 
  private:
   TrainOptions options_;
@@ -70,7 +70,7 @@ class Trainer {
   bool stop_agreed_ = false;
   double peak_flops_ = 0;
   std::unique_ptr<MetricsLog> log_;  // rank 0 only
-  std::vector<data::Batch> eval_batches_;
+  std::vector<Batch> eval_batches_;
 };
 
 }  // namespace llmtrain::train

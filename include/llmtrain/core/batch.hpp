@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace llmtrain::data {
+namespace llmtrain {
 
 using TokenId = std::int32_t;
 
@@ -29,4 +29,4 @@ class BatchSource {
   virtual Batch next() = 0;
 };
 
-}  // namespace llmtrain::data
+}  // namespace llmtrain
