@@ -116,7 +116,7 @@ int run(const Options& o) {
       out += '\n';
     } else {
       const std::string text = field_text(line, o, where);
-      const Stopwatch watch;
+      const llmtrain::Stopwatch watch;
       ids = o.add_special_tokens ? tokenizer.encode_with_special_tokens(text) : tokenizer.encode(text);
       seconds += watch.seconds();
       bytes += text.size();
