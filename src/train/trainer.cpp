@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <vector>
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/stop_signal.hpp"
@@ -58,9 +59,15 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   }
   const auto optimizer_start = Clock::now();
   // Ranks agree on the mean gradient, the loss, the token count and whether to stop, in one place.
-  for (auto& unit : model_.grads()) comm_.all_reduce_mean(unit.flat.data(), unit.flat.size());
-  float totals[4] = {float(loss_sum), float(count), float(tokens), stop_requested() ? 1.0f : 0.0f};
-  comm_.all_reduce_sum(totals, 4);
+  std::vector<dist::Request> reductions;
+  for (auto& unit : model_.grads())
+    reductions.push_back(comm_.all_reduce_sum(unit.flat.data(), unit.flat.size(), dist::DType::f32));
+  for (auto& reduction : reductions) reduction.wait();
+  const float mean = 1.0f / float(comm_.size());
+  for (auto& unit : model_.grads())
+    for (std::size_t i = 0; i < unit.flat.size(); ++i) unit.flat.data()[i] *= mean;
+  double totals[4] = {loss_sum, count, double(tokens), stop_requested() ? 1.0 : 0.0};
+  comm_.agree_sum(totals, 4);
   // Only this agreed value ends the run: a signal that reaches one rank between two all-reduces must not
   // make that rank leave the loop while the others enter the next step (they would wait for it forever).
   stop_agreed_ = totals[3] > 0;
@@ -94,8 +101,8 @@ EvalResult Trainer::evaluate(BatchSource& source) {
     sums[0] += loss.sum;
     sums[1] += double(loss.count);
   }
-  float totals[2] = {float(sums[0]), float(sums[1])};
-  comm_.all_reduce_sum(totals, 2);
+  double totals[2] = {sums[0], sums[1]};
+  comm_.agree_sum(totals, 2);
   EvalResult result;
   result.tokens = std::int64_t(totals[1]);
   result.loss = totals[1] > 0 ? double(totals[0]) / double(totals[1]) : 0.0;

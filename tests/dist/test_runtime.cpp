@@ -1,11 +1,9 @@
-// Bootstrap and MPI collectives on several real ranks (run with -np 1, 2 and 3).
+// Bootstrap and the SPMD error path on several real ranks (run with -np 1, 2 and 3).
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <vector>
 
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/dist/runtime.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 
@@ -30,47 +28,6 @@ TEST(Runtime, RanksAreConsistentAcrossTheJob) {
   EXPECT_EQ(total, rt.size());
   EXPECT_GE(rt.node_count(), 1);
   EXPECT_LE(rt.node_count(), rt.size());
-}
-
-TEST(MpiCollectives, AllReduceGatherScatterBroadcast) {
-  const auto& rt = *g_runtime;
-  auto coll = llmtrain::dist::make_collectives("mpi", rt);
-  ASSERT_EQ(coll->name(), "mpi");
-  const int r = rt.rank(), w = rt.size();
-  const float expected_rank_sum = static_cast<float>(w * (w - 1) / 2);
-
-  std::vector<float> v = {static_cast<float>(r), 1.0f, static_cast<float>(2 * r)};
-  coll->all_reduce_sum(v.data(), v.size());
-  EXPECT_EQ(v[0], expected_rank_sum);
-  EXPECT_EQ(v[1], static_cast<float>(w));
-  EXPECT_EQ(v[2], 2 * expected_rank_sum);
-
-  std::vector<float> m = {static_cast<float>(r)};
-  coll->all_reduce_mean(m.data(), 1);
-  EXPECT_FLOAT_EQ(m[0], expected_rank_sum / w);
-
-  std::vector<float> mine = {static_cast<float>(r), static_cast<float>(10 * r)};
-  std::vector<float> gathered(2 * w, -1.0f);
-  coll->all_gather(mine.data(), gathered.data(), 2);
-  for (int k = 0; k < w; ++k) {
-    EXPECT_EQ(gathered[2 * k], static_cast<float>(k));
-    EXPECT_EQ(gathered[2 * k + 1], static_cast<float>(10 * k));
-  }
-
-  std::vector<float> blocks(w);
-  for (int k = 0; k < w; ++k) blocks[k] = static_cast<float>(k + r);  // block k from rank r
-  float reduced = -1.0f;
-  coll->reduce_scatter_sum(blocks.data(), &reduced, 1);
-  EXPECT_EQ(reduced, static_cast<float>(w * r) + expected_rank_sum);  // sum over ranks of (r_me + rank)
-
-  std::vector<float> b = {r == w - 1 ? 42.0f : 0.0f};
-  coll->broadcast(b.data(), 1, w - 1);
-  EXPECT_EQ(b[0], 42.0f);
-  coll->synchronize();
-}
-
-TEST(MpiCollectives, UnknownBackendIsAnError) {
-  EXPECT_THROW(llmtrain::dist::make_collectives("gloo", *g_runtime), llmtrain::Error);
 }
 
 TEST(Agree, EveryRankSeesTheMessageOfTheLowestFailingRank) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <random>
 
 #include "llmtrain/core/batch.hpp"
@@ -30,12 +32,21 @@ class SingleRankCollectives : public dist::Collectives {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string name() const override { return "single"; }
-  void all_reduce_sum(float*, std::size_t) override {}
-  void all_reduce_mean(float*, std::size_t) override {}
-  void all_gather(const float* in, float* out, std::size_t count) override { std::copy(in, in + count, out); }
-  void reduce_scatter_sum(const float* in, float* out, std::size_t count) override { std::copy(in, in + count, out); }
-  void broadcast(float*, std::size_t, int) override {}
-  void synchronize() override {}
+  dist::Request all_reduce_sum(void*, std::size_t, dist::DType) override { return {}; }
+  dist::Request all_gather(const void* in, void* out, std::size_t count, dist::DType type) override {
+    std::memcpy(out, in, count * dist::dtype_size(type));
+    return {};
+  }
+  dist::Request reduce_scatter_sum(const void* in, void* out, std::size_t count, dist::DType type) override {
+    std::memcpy(out, in, count * dist::dtype_size(type));
+    return {};
+  }
+  dist::Request broadcast(void*, std::size_t, dist::DType, int) override { return {}; }
+  std::unique_ptr<dist::Collectives> split(int, int) override { return std::make_unique<SingleRankCollectives>(); }
+  void progress() override {}
+  void agree_sum(double*, std::size_t) override {}
+  void agree_max(double*, std::size_t) override {}
+  void agree_sum(std::uint64_t*, std::size_t) override {}
 };
 
 // Rows follow a fixed rule next = (5 * token + 3) mod vocab from a random start, so a model can learn to

@@ -1,15 +1,21 @@
-// Collective operations on tensors, behind one interface with one implementation per transport:
-// MPI on the host (src/dist/mpi_collectives.cpp) and NCCL on CUDA devices (src/dist/cuda/). The trainer
-// and the coming FSDP layer use only this interface, so the transport is a configuration choice.
+// Collective operations on tensors, behind one interface with one implementation per transport: MPI on
+// the host (src/dist/mpi_collectives.cpp) and NCCL on CUDA devices (src/dist/cuda/). The trainer and the
+// FSDP layer use only this interface, so the transport is a configuration choice. docs/collectives.md
+// defines the semantics, bf16 sums included.
 //
-// All calls are collective over the communicator the object was made for: every rank calls them in the
-// same order with the same counts. Buffers live where the backend expects them (host memory for MPI,
-// device memory for NCCL).
+// Every tensor operation is asynchronous: it returns a Request, and its buffers must stay untouched until
+// the request completes. All calls are collective over the communicator the object stands for: every
+// member calls them in the same order with the same counts and types. Tensor buffers live where the
+// backend expects them (host memory for MPI, device memory for NCCL); agree_* always take host memory.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+
+#include "llmtrain/dist/dtype.hpp"
+#include "llmtrain/dist/request.hpp"
 
 namespace llmtrain::dist {
 
@@ -23,20 +29,31 @@ class Collectives {
   virtual int size() const = 0;
   virtual std::string name() const = 0;  // "mpi", "nccl"
 
-  // In place: data[i] = sum over ranks of data[i].
-  virtual void all_reduce_sum(float* data, std::size_t count) = 0;
-  // In place: data[i] = mean over ranks of data[i].
-  virtual void all_reduce_mean(float* data, std::size_t count) = 0;
-  // Rank r's `count` values land at out[r * count, (r + 1) * count) on every rank.
-  virtual void all_gather(const float* in, float* out, std::size_t count) = 0;
-  // in holds size() blocks of `count` values; rank r receives the sum over ranks of block r.
-  virtual void reduce_scatter_sum(const float* in, float* out, std::size_t count) = 0;
-  virtual void broadcast(float* data, std::size_t count, int root) = 0;
-  // Blocks until all queued operations are complete (a no-op for MPI, a stream sync for NCCL).
-  virtual void synchronize() = 0;
+  // In place: data[i] = sum over members of data[i].
+  virtual Request all_reduce_sum(void* data, std::size_t count, DType type) = 0;
+  // Member r's `count` values land at out[r * count, (r + 1) * count) on every member.
+  virtual Request all_gather(const void* in, void* out, std::size_t count, DType type) = 0;
+  // in holds size() blocks of `count` values; member r receives the sum over members of block r.
+  virtual Request reduce_scatter_sum(const void* in, void* out, std::size_t count, DType type) = 0;
+  // data on every member becomes data on member `root`.
+  virtual Request broadcast(void* data, std::size_t count, DType type, int root) = 0;
+
+  // Sub-communicator of the members passing the same color (>= 0), ranked by key, ties by rank here.
+  // Collective over this communicator; the result is independent of it (either may be destroyed first).
+  virtual std::unique_ptr<Collectives> split(int color, int key) = 0;
+  // Drives every outstanding request of this communicator: MPI over TCP progresses only inside MPI calls,
+  // so a caller overlapping compute polls this between pieces of work.
+  virtual void progress() = 0;
+
+  // Host-side agreement on small scalars (loss sums, token counts, stop and error flags): blocking, over MPI
+  // on host memory in every backend. The uint64 sum wraps modulo 2^64 (checksums).
+  virtual void agree_sum(double* values, std::size_t count) = 0;
+  virtual void agree_max(double* values, std::size_t count) = 0;
+  virtual void agree_sum(std::uint64_t* values, std::size_t count) = 0;
 };
 
 // backend: "mpi" or "nccl" ("auto" picks nccl when built with CUDA and a device is visible, else mpi).
+// The result spans all ranks of the runtime, on a communicator of its own.
 std::unique_ptr<Collectives> make_collectives(const std::string& backend, const Runtime& runtime);
 
 }  // namespace llmtrain::dist
