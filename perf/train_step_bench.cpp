@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -15,6 +16,7 @@
 
 #include "llmtrain/model/blas_runtime.hpp"
 #include "llmtrain/model/gemm.hpp"
+#include "llmtrain/model/local_units.hpp"
 #include "llmtrain/model/model.hpp"
 #include "llmtrain/optim/adamw.hpp"
 #include "llmtrain/optim/grad_clip.hpp"
@@ -68,8 +70,9 @@ int main(int argc, char** argv) {
               double(config.parameter_count()) / 1e6, static_cast<long long>(rows), static_cast<long long>(seq),
               recompute.c_str());
   {
-    model::Model<float> net(config, model::parse_recompute(recompute));
-    optim::AdamW adamw(model::unit_layouts(config), optim::AdamWOptions{});
+    model::LocalUnits<float> units(config);
+    model::Model<float> net(config, model::parse_recompute(recompute), units);
+    optim::AdamW adamw(units.params(), optim::AdamWOptions{});
     Batch batch;
     batch.rows = rows;
     batch.seq_len = seq;
@@ -80,11 +83,11 @@ int main(int argc, char** argv) {
       model::reset_gemm_stats();
       const auto start = std::chrono::steady_clock::now();
       const double cpu_start = cpu_seconds();
-      net.zero_grads();
+      units.zero_grads();
       const double loss = net.forward_backward(batch, 1.0).mean();
       const auto optimizer_start = std::chrono::steady_clock::now();
-      const double norm = optim::global_norm(net.grads());
-      adamw.step(net.params(), net.grads(), 1e-4, optim::clip_factor(norm, 1.0));
+      const double norm = std::sqrt(model::sum_of_squares(units.grads()));
+      adamw.step(units.params(), units.grads(), 1e-4, optim::clip_factor(norm, 1.0));
       const auto end = std::chrono::steady_clock::now();
       const double cpu = cpu_seconds() - cpu_start;
       const double total = std::chrono::duration<double>(end - start).count();

@@ -23,11 +23,11 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/inspect.hpp"
+#include "llmtrain/job/options.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/data/pretokenize.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
-#include "run_setup.hpp"
 
 namespace {
 
@@ -67,7 +67,7 @@ double cpu_seconds() {  // user + system time of the process, all threads
 std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const std::string& config_path) {
   const Config config = load_config(config_path);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
-  data::LoaderOptions options = apps::loader_options(config, config.data.datasets, tok);
+  data::LoaderOptions options = job::loader_options(config, config.data.datasets, tok);
   return {std::move(tok), std::move(options)};
 }
 

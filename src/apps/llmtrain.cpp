@@ -1,28 +1,15 @@
 // llmtrain: the SPMD trainer. `mpirun -np N llmtrain [options] input.toml`.
 //
-// Every rank reads and validates the configuration and the tokenizer (agreeing on failure, so a bad file
-// is reported once and every rank exits non-zero), sets up logging and the stop-signal flag, opens its
-// data loader on its own logical shards, and trains one model replicated across ranks, gradients averaged
-// through the collectives.
+// Argument parsing only: the job layer (include/llmtrain/job/) loads the configuration, builds the parts
+// and trains.
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
+#include <cstdlib>
 #include <string>
-#include <vector>
 
-#include <Kokkos_Core.hpp>
-
-#include "dry_run_report.hpp"
 #include "llmtrain/core/config.hpp"
-#include "llmtrain/core/log.hpp"
-#include "llmtrain/core/stop_signal.hpp"
-#include "llmtrain/data/tokenizer_encoder.hpp"
-#include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
+#include "llmtrain/job/job.hpp"
 #include "llmtrain/model/blas_runtime.hpp"
-#include "llmtrain/tokenizer/tokenizer.hpp"
-#include "llmtrain/train/trainer.hpp"
-#include "run_setup.hpp"
 
 namespace {
 
@@ -91,74 +78,12 @@ Options parse_arguments(int argc, char** argv) {
   return options;
 }
 
-int run_job(const Options& options, llmtrain::dist::Runtime& runtime) {
-  using namespace llmtrain;
-  Config config;
-  dist::agree(runtime, [&] { config = load_config(options.config_path); });
-  std::shared_ptr<const data::TokenizerEncoder> encoder;
-  ModelConfig model_shape;
-  dist::agree(runtime, [&] {
-    encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
-    model_shape = apps::model_config(config, static_cast<std::int64_t>(encoder->tokenizer().vocab_size()));
-  });
-
-  if (options.dry_run) {
-    if (runtime.rank() == 0)
-      std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s", LLMTRAIN_VERSION,
-                  config.source_file.c_str(), runtime.size(), runtime.node_count(), to_toml(config).c_str(),
-                  apps::dry_run_report(config, model_shape, runtime.size()).c_str());
-    return 0;
-  }
-
-  std::string per_rank_log;
-  if (config.log.per_rank) {
-    const std::string dir = config.log.dir.empty() ? config.train.run_dir : config.log.dir;
-    dist::agree(runtime, [&] { std::filesystem::create_directories(dir); });
-    per_rank_log = dir + "/rank-" + std::to_string(runtime.rank()) + ".log";
-  }
-  dist::agree(runtime, [&] { configure_logging(runtime.rank(), parse_log_level(config.log.level), per_rank_log); });
-  install_stop_signal_handlers();
-  log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
-           " nodes, configuration ", config.source_file);
-  log_info("BLAS kernels: ", model::blas_kernel_name());
-  model::set_blas_threads(1);  // one rank per core: BLAS threads would only compete with other ranks
-
-  auto collectives = dist::make_collectives(config.parallel.backend, runtime);
-  log_info("tensor collectives over ", collectives->name());
-
-  // Each rank streams its own logical shards; nothing is read before the first batch.
-  std::unique_ptr<data::Loader> train_data, eval_data;
-  dist::agree(runtime, [&] {
-    const data::LoaderOptions train_options =
-        apps::loader_options(config, config.data.datasets, encoder->tokenizer(), runtime.local_size());
-    if (!train_options.bos_id && !train_options.eos_id)
-      log_warn("the tokenizer frames documents with no BOS or EOS token: documents are packed without separators "
-               "(set tokenizer.eos_token)");
-    train_data = std::make_unique<data::Loader>(train_options, encoder, runtime.rank(), runtime.size());
-    if (!config.data.eval_datasets.empty())
-      eval_data = std::make_unique<data::Loader>(
-          apps::loader_options(config, config.data.eval_datasets, encoder->tokenizer(), runtime.local_size()),
-          encoder, runtime.rank(), runtime.size());
-  });
-
-  Kokkos::ScopeGuard kokkos;
-  train::Trainer trainer(model_shape, apps::train_options(config), *collectives);
-  log_info("model: ", model_shape.parameter_count(), " parameters; ", config.train.steps, " steps of ",
-           config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
-  trainer.run(*train_data, eval_data.get());
-  if (trainer.stopped_by_signal())
-    log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",
-             " after step ", trainer.step(), " of ", config.train.steps,
-             " (checkpoints are the next milestone: this run cannot be resumed yet)");
-  else
-    log_info("done: ", trainer.step(), " steps; metrics in ", config.train.run_dir, "/metrics.jsonl");
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   llmtrain::model::ensure_fast_blas_kernels(argv);  // may re-execute the program: before anything else
   const Options options = parse_arguments(argc, argv);
-  return llmtrain::dist::run_spmd(argc, argv, [&](llmtrain::dist::Runtime& runtime) { return run_job(options, runtime); });
+  return llmtrain::dist::run_spmd(argc, argv, [&](llmtrain::dist::Runtime& runtime) {
+    return llmtrain::job::run_llmtrain(options.config_path, options.dry_run, runtime);
+  });
 }

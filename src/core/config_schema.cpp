@@ -173,6 +173,10 @@ const std::vector<FieldSpec<Config>>& config_fields() {
 
       bind_member(&C::parallel, &ParallelConfig::backend, choice<C>("parallel", "backend", "auto",
            {"auto", "mpi", "nccl"}, "Transport for tensor collectives; auto is nccl on GPUs, mpi otherwise.")),
+      bind_member(&C::parallel, &ParallelConfig::progress_us, integer<C>("parallel", "progress_us", 1000, 0, 1000000,
+           "Compute polls communication in flight about every this many microseconds (MPI over TCP advances "
+           "only inside MPI calls); large matrix products are split into row panels of about this duration at a "
+           "nominal 100 GFLOP/s. 0: no polling, no split.")),
       bind_member(&C::log, &LogConfig::level, choice<C>("log", "level", "info", {"debug", "info", "warn", "error"},
            "Least severe message printed.")),
       bind_member(&C::log, &LogConfig::per_rank, boolean<C>("log", "per_rank", false,
@@ -181,6 +185,10 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "Directory of per-rank logs; empty means run_dir.")),
       bind_member(&C::log, &LogConfig::every_steps, integer<C>("log", "every_steps", 1, 1, kMaxInt,
            "Print a progress line every N steps (metrics.jsonl gets every step).")),
+      bind_member(&C::log, &LogConfig::provenance, boolean<C>("log", "provenance", false,
+           "Every rank writes the rows it consumed (dataset, file, byte offset, tokens, step) to "
+           "<run_dir>/provenance.rank<R>.jsonl, in the format of llmtrain-data simulate --provenance, so the "
+           "loader's exactly-once audit can check a training run.")),
   };
   return fields;
 }

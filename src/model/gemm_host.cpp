@@ -3,7 +3,9 @@
 #include <cblas.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 
+#include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 
@@ -32,6 +34,30 @@ void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t 
               beta, c, int(ldc));
 }
 
+// Splits a product into panels of rows of C when a progress poller is installed, so that communication
+// in flight is polled about every parallel.progress_us even inside one large gemm. The panel height comes
+// from the configured interval and a nominal 100 GFLOP/s per core, never from a measured time: the same
+// configuration always cuts the same panels.
+constexpr double kNominalFlopsPerSecond = 1e11;
+constexpr std::int64_t kPanelRowMultiple = 64;
+
+template <typename T>
+void host_gemm_polled(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+                      std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  const double budget = double(progress_interval_us()) * 1e-6 * kNominalFlopsPerSecond;
+  std::int64_t rows = m;
+  if (budget > 0 && k > 0) {
+    rows = std::int64_t(budget / (2.0 * double(n) * double(k))) / kPanelRowMultiple * kPanelRowMultiple;
+    rows = std::max(rows, kPanelRowMultiple);
+  }
+  for (std::int64_t i0 = 0; i0 < m; i0 += rows) {
+    const std::int64_t panel = std::min(rows, m - i0);
+    const T* a_panel = ta == Trans::No ? a + i0 * lda : a + i0;  // op(A) rows i0.. : A's rows or columns
+    host_gemm(ta, tb, panel, n, k, alpha, a_panel, lda, b, ldb, beta, c + i0 * ldc, ldc);
+    poll_progress();
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -44,7 +70,7 @@ void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int
   gemm_cublas<T>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   Kokkos::fence();
 #else
-  host_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  host_gemm_polled(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif
   g_stats.seconds += watch.seconds();
   g_stats.flops += 2.0 * double(m) * double(n) * double(k);

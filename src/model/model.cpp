@@ -5,15 +5,16 @@
 // -> embedding backward. Matrix products go through gemm(); everything else is an ops:: Kokkos kernel.
 #include "llmtrain/model/model.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <optional>
-#include <random>
 
 #include "activations.hpp"
 #include "attention.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/progress.hpp"
+#include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
+#include "llmtrain/model/param_units.hpp"
 #include "ops.hpp"
 
 namespace llmtrain::model {
@@ -29,9 +30,9 @@ Recompute parse_recompute(const std::string& name) {
 namespace {
 constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
+double fenced_seconds(const Stopwatch& watch) {
   Kokkos::fence();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return watch.seconds();
 }
 }  // namespace
 
@@ -39,7 +40,10 @@ template <typename T>
 struct Model<T>::State {
   ModelConfig config;
   Recompute recompute;
-  std::vector<ParamUnit<T>> params, grads;
+  UnitAccess<T>* units = nullptr;
+  std::vector<UnitLayout> layouts;
+  std::vector<const T*> param;  // per unit: its parameters while acquired, else null
+  std::vector<T*> grad;         // per unit: its gradient buffer between gradient() and grad_ready(), else null
   Kokkos::View<T*> rope_cos, rope_sin;  // [max_seq_len, head_dim / 2]
 
   // Buffers for the current micro-batch shape (rebuilt when the shape changes).
@@ -55,14 +59,33 @@ struct Model<T>::State {
 
   Index n() const { return batch * seq; }
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
-  const T* w(Index unit, const char* name) const { return params[unit].data(name); }
-  T* g(Index unit, const char* name) const { return grads[unit].data(name); }
+  const T* w(Index unit, const char* name) const {
+    LLMTRAIN_CHECK(param[unit], "model read unit ", layouts[unit].name, " without acquiring it");
+    return param[unit] + layouts[unit].tensor(name).offset;
+  }
+  T* g(Index unit, const char* name) {
+    if (!grad[unit]) grad[unit] = units->gradient(int(unit));
+    return grad[unit] + layouts[unit].tensor(name).offset;
+  }
+  void acquire(Index unit) { param[unit] = units->acquire(int(unit)); }
+  void release(Index unit) {
+    param[unit] = nullptr;
+    units->release(int(unit));
+  }
+  void grad_ready(Index unit) {
+    grad[unit] = nullptr;
+    units->grad_ready(int(unit));
+  }
   const T* head_weight() const { return config.tie_embeddings ? w(0, "tok_embedding") : w(head_unit(), "output"); }
-  T* head_grad() const { return config.tie_embeddings ? g(0, "tok_embedding") : g(head_unit(), "output"); }
+  T* head_grad() { return config.tie_embeddings ? g(0, "tok_embedding") : g(head_unit(), "output"); }
   Index head_unit() const { return config.n_layers + 1; }
 
   void prepare(const Batch& b);
   void embed();
+  void forward_blocks();
+  // The head's unit, and the embedding too when tied, are acquired around head_pass.
+  void acquire_head();
+  void release_head();
   void block_forward(Index layer);
   void block_backward(Index layer, T* d_out, T* d_in);
   LossSum final_and_head(bool want_grad, T grad_scale_per_token, T* logits_out);
@@ -118,7 +141,30 @@ void Model<T>::State::prepare(const Batch& b) {
 
 template <typename T>
 void Model<T>::State::embed() {
+  acquire(0);
   ops::embedding_forward(resid[0].data(), w(0, "tok_embedding"), tokens.data(), n(), config.d_model);
+  release(0);
+}
+
+template <typename T>
+void Model<T>::State::forward_blocks() {
+  for (Index l = 0; l < config.n_layers; ++l) {
+    acquire(l + 1);
+    block_forward(l);
+    release(l + 1);
+  }
+}
+
+template <typename T>
+void Model<T>::State::acquire_head() {
+  acquire(head_unit());
+  if (config.tie_embeddings) acquire(0);
+}
+
+template <typename T>
+void Model<T>::State::release_head() {
+  if (config.tie_embeddings) release(0);
+  release(head_unit());
 }
 
 template <typename T>
@@ -133,6 +179,7 @@ void Model<T>::State::block_forward(Index layer) {
   ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), +1);
   attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
+  poll_progress();
   ops::copy(a.mid.data(), x, N * D);
   gemm<T>(Trans::No, Trans::Yes, N, D, D, T(1), a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
   // MLP half: out = mid + w2(silu(w1(norm(mid))) * w3(norm(mid)))
@@ -168,6 +215,7 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   gemm<T>(Trans::Yes, Trans::No, D, D, N, T(1), d_mid, D, a.attn.data(), D, T(1), g(u, "wo"), D);
   attention->backward(s.d_qkv.data(), s.d_attn.data(), a.attn.data(), a.lse.data(), a.qkv.data(),
                       use_doc ? doc.data() : nullptr);
+  poll_progress();
   ops::rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), -1);
   gemm<T>(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w(u, "wq"), D, T(0), s.d_xn.data(), D);
@@ -193,14 +241,18 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
     ops::cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
                             grad_scale_per_token, want_grad);
     if (!want_grad) continue;
+    const Stopwatch backward_watch;  // the head's backward half, counted as backward time
     gemm<T>(Trans::No, Trans::No, rows, D, V, T(1), z, V, head_weight(), D, T(0), d_final + r0 * D, D);
     gemm<T>(Trans::Yes, Trans::No, V, D, rows, T(1), z, V, final_x.data() + r0 * D, D, T(1), head_grad(), D);
+    times.backward_s += fenced_seconds(backward_watch);
   }
   if (want_grad) {
+    const Stopwatch backward_watch;
     T* d_last = scratch->d_resid_a.data();
     ops::fill(d_last, T(0), N * D);
     ops::rmsnorm_backward(d_last, g(head_unit(), "final_norm"), d_final, resid[c.n_layers].data(),
                           w(head_unit(), "final_norm"), final_rstd.data(), N, D);
+    times.backward_s += fenced_seconds(backward_watch);
   }
   LossSum result;
   const T* loss = row_loss.data();
@@ -214,14 +266,16 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
 }
 
 template <typename T>
-Model<T>::Model(const ModelConfig& config, Recompute recompute) : state_(std::make_unique<State>()) {
+Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units)
+    : state_(std::make_unique<State>()) {
   config.validate();
   auto& s = *state_;
   s.config = config;
   s.recompute = recompute;
-  const auto layouts = unit_layouts(config);
-  s.params = allocate_units<T>(layouts, "param");
-  s.grads = allocate_units<T>(layouts, "grad");
+  s.units = &units;
+  s.layouts = unit_layouts(config);
+  s.param.assign(s.layouts.size(), nullptr);
+  s.grad.assign(s.layouts.size(), nullptr);
   const Index half = config.head_dim() / 2;
   s.rope_cos = Kokkos::View<T*>("rope_cos", config.max_seq_len * half);
   s.rope_sin = Kokkos::View<T*>("rope_sin", config.max_seq_len * half);
@@ -236,7 +290,6 @@ Model<T>::Model(const ModelConfig& config, Recompute recompute) : state_(std::ma
   }
   Kokkos::deep_copy(s.rope_cos, cos_h);
   Kokkos::deep_copy(s.rope_sin, sin_h);
-  init_weights();
 }
 
 template <typename T>
@@ -244,57 +297,44 @@ Model<T>::~Model() = default;
 
 template <typename T>
 const ModelConfig& Model<T>::config() const { return state_->config; }
-template <typename T>
-std::vector<ParamUnit<T>>& Model<T>::params() { return state_->params; }
-template <typename T>
-std::vector<ParamUnit<T>>& Model<T>::grads() { return state_->grads; }
-
-template <typename T>
-void Model<T>::init_weights() {
-  const auto& c = state_->config;
-  std::mt19937_64 rng(static_cast<std::uint64_t>(c.seed));
-  for (auto& unit : state_->params) {
-    auto host = Kokkos::create_mirror_view(unit.flat);
-    for (const auto& t : unit.layout.tensors) {
-      const bool is_norm = t.shape.size() == 1;
-      const bool is_output_projection = t.name == "wo" || t.name == "w2";
-      const double std = c.init_std / (is_output_projection ? std::sqrt(2.0 * double(c.n_layers)) : 1.0);
-      std::normal_distribution<double> normal(0.0, std);
-      for (Index i = 0; i < t.size(); ++i) host(t.offset + i) = is_norm ? T(1) : T(normal(rng));
-    }
-    Kokkos::deep_copy(unit.flat, host);
-  }
-}
-
-template <typename T>
-void Model<T>::zero_grads() {
-  for (auto& unit : state_->grads) Kokkos::deep_copy(unit.flat, T(0));
-}
 
 template <typename T>
 LossSum Model<T>::forward_backward(const Batch& batch, double grad_scale) {
   auto& s = *state_;
-  const auto start = std::chrono::steady_clock::now();
+  s.times = PassTimes{};
+  const Stopwatch forward_watch;
   s.prepare(batch);
   s.embed();
-  for (Index l = 0; l < s.config.n_layers; ++l) s.block_forward(l);
+  s.forward_blocks();
   // The mean is over counted targets; count them on the host first to scale the logits' gradient.
   const auto ignore = s.config.ignore_index;
   Index counted = 0;
   for (Index r = 0; r < batch.rows; ++r)
     for (Index t = 1; t <= batch.seq_len; ++t) counted += batch.row(r)[t] != ignore ? 1 : 0;
   const T scale = counted > 0 ? T(grad_scale / double(counted)) : T(0);
+  // The head runs forward and backward chunk by chunk (its logits never exist whole): its unit's gradient,
+  // and the tied embedding's share, are written here, so the backward pass starts at the head.
+  s.acquire_head();
   const LossSum loss = s.final_and_head(true, scale, nullptr);
-  s.times.forward_s = seconds_since(start);
-  const auto backward_start = std::chrono::steady_clock::now();
+  s.release_head();
+  s.grad_ready(s.head_unit());
+  s.times.forward_s = fenced_seconds(forward_watch) - s.times.backward_s;
+  const Stopwatch backward_watch;
   T* d_out = s.scratch->d_resid_a.data();
   T* d_in = s.scratch->d_resid_b.data();
   for (Index l = s.config.n_layers - 1; l >= 0; --l) {
+    s.acquire(l + 1);
     s.block_backward(l, d_out, d_in);
+    s.release(l + 1);
+    s.grad_ready(l + 1);
     std::swap(d_out, d_in);
   }
+  // The embedding's backward reads no parameter, only its gradient (which, when tied, the head has
+  // already added to).
   ops::embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.d_model);
-  s.times.backward_s = seconds_since(backward_start);
+  s.grad_ready(0);
+  s.times.backward_s += fenced_seconds(backward_watch);
+  poll_progress();
   return loss;
 }
 
@@ -303,8 +343,11 @@ LossSum Model<T>::forward(const Batch& batch) {
   auto& s = *state_;
   s.prepare(batch);
   s.embed();
-  for (Index l = 0; l < s.config.n_layers; ++l) s.block_forward(l);
-  return s.final_and_head(false, T(0), nullptr);
+  s.forward_blocks();
+  s.acquire_head();
+  const LossSum loss = s.final_and_head(false, T(0), nullptr);
+  s.release_head();
+  return loss;
 }
 
 template <typename T>
@@ -312,9 +355,11 @@ std::vector<T> Model<T>::logits(const Batch& batch) {
   auto& s = *state_;
   s.prepare(batch);
   s.embed();
-  for (Index l = 0; l < s.config.n_layers; ++l) s.block_forward(l);
+  s.forward_blocks();
   Kokkos::View<T*> all("logits", s.n() * s.config.vocab_size);
+  s.acquire_head();
   s.final_and_head(false, T(0), all.data());
+  s.release_head();
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), all);
   return std::vector<T>(host.data(), host.data() + host.size());
 }

@@ -55,6 +55,42 @@ std::vector<ParamUnit<T>> allocate_units(const std::vector<UnitLayout>& layouts,
   return units;
 }
 
+template <typename T>
+std::vector<ParamUnit<T>> allocate_like(const std::vector<ParamUnit<T>>& shapes, const std::string& label) {
+  std::vector<ParamUnit<T>> units;
+  for (const auto& shape : shapes)
+    units.push_back(ParamUnit<T>{shape.layout, Kokkos::View<T*>(label + "." + shape.layout.name, shape.flat.size()),
+                                 shape.begin});
+  return units;
+}
+
+double sum_of_squares(const std::vector<ParamUnit<float>>& units) {
+  // Each parallel index sums one block with 8 independent accumulators: a single running sum would be a
+  // serial chain of dependent additions, several times slower than the memory it reads.
+  using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  constexpr std::int64_t kBlock = 4096;
+  constexpr int kLanes = 8;
+  double total = 0;
+  for (const auto& unit : units) {
+    const float* g = unit.flat.data();
+    const std::int64_t n = std::int64_t(unit.flat.size());
+    double sum = 0;
+    Kokkos::parallel_reduce("sum_of_squares", Range(0, (n + kBlock - 1) / kBlock), KOKKOS_LAMBDA(std::int64_t b, double& acc) {
+      const std::int64_t begin = b * kBlock, end = begin + kBlock < n ? begin + kBlock : n;
+      double lane[kLanes] = {};
+      std::int64_t i = begin;
+      for (; i + kLanes <= end; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) lane[l] += double(g[i + l]) * double(g[i + l]);
+      for (; i < end; ++i) lane[0] += double(g[i]) * double(g[i]);
+      for (int l = 0; l < kLanes; ++l) acc += lane[l];
+    }, sum);
+    total += sum;
+  }
+  return total;
+}
+
+template std::vector<ParamUnit<float>> allocate_like<float>(const std::vector<ParamUnit<float>>&, const std::string&);
+template std::vector<ParamUnit<double>> allocate_like<double>(const std::vector<ParamUnit<double>>&, const std::string&);
 template std::vector<ParamUnit<float>> allocate_units<float>(const std::vector<UnitLayout>&, const std::string&);
 template std::vector<ParamUnit<double>> allocate_units<double>(const std::vector<UnitLayout>&, const std::string&);
 

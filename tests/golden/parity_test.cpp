@@ -62,8 +62,8 @@ struct Reference {
     return b;
   }
   template <typename T>
-  void load_weights(model::Model<T>& model) const {
-    for (auto& unit : model.params())
+  void load_weights(std::vector<model::ParamUnit<T>>& params) const {
+    for (auto& unit : params)
       for (const auto& t : unit.layout.tensors) {
         const float* w = array("weights." + unit.layout.name + "." + t.name);
         for (std::int64_t i = 0; i < t.size(); ++i) unit.flat(t.offset + i) = T(w[i]);
@@ -74,8 +74,9 @@ struct Reference {
 template <typename T>
 void expect_forward_backward_parity(double logit_tol, double loss_tol, double grad_tol) {
   const Reference ref;
-  model::Model<T> model(ref.config());
-  ref.load_weights(model);
+  model::LocalUnits<T> units(ref.config());
+  model::Model<T> model(ref.config(), model::Recompute::None, units);
+  ref.load_weights(units.params());
   const auto batch = ref.batch();
   const auto logits = model.logits(batch);
   const float* ref_logits = ref.array("logits");
@@ -85,12 +86,12 @@ void expect_forward_backward_parity(double logit_tol, double loss_tol, double gr
     max_logit = std::max(max_logit, std::abs(double(ref_logits[i])));
   }
   EXPECT_LE(max_diff, logit_tol * max_logit);
-  model.zero_grads();
+  units.zero_grads();
   const double loss = model.forward_backward(batch, 1.0).mean();
   const double ref_loss = ref.meta["loss"];
   EXPECT_NEAR(loss, ref_loss, loss_tol * ref_loss);
   int checked = 0;
-  for (const auto& unit : model.grads())
+  for (const auto& unit : units.grads())
     for (const auto& t : unit.layout.tensors) {
       const float* g = ref.array("grads." + unit.layout.name + "." + t.name);
       double diff = 0, norm = 0;
@@ -127,17 +128,17 @@ TEST(GoldenParity, TenAdamWSteps) {
   options.schedule.lr = t["lr"];
   options.schedule.min_lr = t["min_lr"];
   options.schedule.warmup_steps = t["warmup_steps"];
-  options.adamw.beta1 = t["beta1"];
-  options.adamw.beta2 = t["beta2"];
-  options.adamw.eps = t["eps"];
-  options.adamw.weight_decay = t["weight_decay"];
-  options.progress_every = 0;
   options.peak_flops = 1e11;
+  optim::AdamWOptions adamw;
+  adamw.beta1 = t["beta1"];
+  adamw.beta2 = t["beta2"];
+  adamw.eps = t["eps"];
+  adamw.weight_decay = t["weight_decay"];
   testing::SingleRankCollectives comm;
-  train::Trainer trainer(ref.config(), options, comm);
-  ref.load_weights(trainer.model());
+  testing::TrainingRun run(ref.config(), options, comm, "none", adamw);
+  ref.load_weights(run.store.param_shards());
   FixedSource source(ref.batch());
-  const auto history = trainer.run(source, nullptr);
+  const auto history = run.trainer.run(source);
   const auto expected = ref.meta["adamw_losses"].get<std::vector<double>>();
   ASSERT_EQ(history.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(history[i].loss, expected[i], 1e-5 * expected[i]) << "step " << i + 1;

@@ -24,7 +24,7 @@ TEST(AdamW, MatchesHandComputedStepsAndSkipsDecayOnNorms) {
   auto grads = model::allocate_units<float>(layouts, "g");
   AdamWOptions options;
   options.weight_decay = 0.1;
-  AdamW adamw(layouts, options);
+  AdamW adamw(params, options);
   params[0].flat(0) = 1.0f;
   params[0].flat(1) = 1.0f;
   double p_norm = 1.0, p_w = 1.0, m = 0, v = 0;
@@ -45,12 +45,39 @@ TEST(AdamW, MatchesHandComputedStepsAndSkipsDecayOnNorms) {
   EXPECT_EQ(adamw.steps_taken(), 3);
 }
 
+// A rank that keeps only elements [begin, end) of a unit (an FSDP shard that cuts a tensor in two) updates
+// them exactly as the whole-unit update does, decay flags included.
+TEST(AdamW, ShardRangesUpdateLikeTheWholeUnit) {
+  model::UnitLayout unit{"u", {model::TensorSlice{"norm", 0, {5}, true}, model::TensorSlice{"w", 5, {3, 4}, false}}};
+  auto params = model::allocate_units<float>({unit}, "p");
+  auto grads = model::allocate_units<float>({unit}, "g");
+  for (int i = 0; i < 17; ++i) {
+    params[0].flat(i) = 0.1f * float(i) - 0.5f;
+    grads[0].flat(i) = 0.03f * float(i % 5) - 0.05f;
+  }
+  const std::int64_t begin = 3, end = 11;
+  std::vector<model::ParamUnit<float>> shard_params{{unit, Kokkos::View<float*>("sp", end - begin), begin}};
+  std::vector<model::ParamUnit<float>> shard_grads{{unit, Kokkos::View<float*>("sg", end - begin), begin}};
+  for (std::int64_t i = begin; i < end; ++i) {
+    shard_params[0].flat(i - begin) = params[0].flat(i);
+    shard_grads[0].flat(i - begin) = grads[0].flat(i);
+  }
+  AdamW whole(params, AdamWOptions{}), part(shard_params, AdamWOptions{});
+  for (int step = 0; step < 3; ++step) {
+    whole.step(params, grads, 1e-2, 0.7);
+    part.step(shard_params, shard_grads, 1e-2, 0.7);
+  }
+  for (std::int64_t i = begin; i < end; ++i) EXPECT_EQ(shard_params[0].flat(i - begin), params[0].flat(i)) << i;
+  std::vector<model::ParamUnit<float>> moved{{unit, Kokkos::View<float*>("m", end - begin), begin + 1}};
+  EXPECT_THROW(part.step(moved, shard_grads, 1e-2), Error);
+}
+
 TEST(GradClip, FactorOnlyAboveTheLimit) {
   const auto layouts = two_tensor_layout();
   auto grads = model::allocate_units<float>(layouts, "g");
   grads[0].flat(0) = 3.0f;
   grads[0].flat(1) = 4.0f;
-  const double norm = global_norm(grads);
+  const double norm = std::sqrt(model::sum_of_squares(grads));
   EXPECT_DOUBLE_EQ(norm, 5.0);
   EXPECT_DOUBLE_EQ(clip_factor(norm, 10.0), 1.0);
   EXPECT_DOUBLE_EQ(clip_factor(norm, 0.0), 1.0);  // disabled
@@ -65,14 +92,14 @@ TEST(GradClip, NormOfManyBlocksMatchesPlainSum) {
     grads[0].flat(i) = float(i % 13) - 6.0f;
     expected += double(grads[0].flat(i)) * double(grads[0].flat(i));
   }
-  EXPECT_DOUBLE_EQ(global_norm(grads), std::sqrt(expected));
+  EXPECT_DOUBLE_EQ(std::sqrt(model::sum_of_squares(grads)), std::sqrt(expected));
 }
 
 TEST(AdamW, GradScaleActsLikeScaledGradients) {
   const auto layouts = two_tensor_layout();
   auto p1 = model::allocate_units<float>(layouts, "p1"), p2 = model::allocate_units<float>(layouts, "p2");
   auto g1 = model::allocate_units<float>(layouts, "g1"), g2 = model::allocate_units<float>(layouts, "g2");
-  AdamW a1(layouts, AdamWOptions{}), a2(layouts, AdamWOptions{});
+  AdamW a1(p1, AdamWOptions{}), a2(p2, AdamWOptions{});
   for (int t = 0; t < 3; ++t) {
     g1[0].flat(1) = 2.0f * float(t + 1);
     g2[0].flat(1) = float(t + 1);

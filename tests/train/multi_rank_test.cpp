@@ -41,7 +41,6 @@ TrainOptions options() {
   o.steps = 6;
   o.schedule.lr = 1e-2;
   o.schedule.warmup_steps = 2;
-  o.progress_every = 0;
   o.peak_flops = 1e11;
   return o;
 }
@@ -50,14 +49,14 @@ TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
   const int world = g_runtime->size(), rank = g_runtime->rank();
   const std::int64_t b = 2;
   auto comm = dist::make_collectives("mpi", *g_runtime);
-  Trainer distributed(testing::tiny_model(), options(), *comm);
+  testing::TrainingRun distributed(testing::tiny_model(), options(), *comm);
   RowSlice mine(world * b, rank * b, b);
-  const auto history = distributed.run(mine, nullptr);
+  const auto history = distributed.trainer.run(mine);
 
   testing::SingleRankCollectives alone;
-  Trainer reference(testing::tiny_model(), options(), alone);
+  testing::TrainingRun reference(testing::tiny_model(), options(), alone);
   RowSlice everything(world * b, 0, world * b);
-  const auto expected = reference.run(everything, nullptr);
+  const auto expected = reference.trainer.run(everything);
 
   ASSERT_EQ(history.size(), expected.size());
   for (std::size_t i = 0; i < history.size(); ++i) {
@@ -65,15 +64,15 @@ TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
     EXPECT_NEAR(history[i].grad_norm, expected[i].grad_norm, 1e-4 * expected[i].grad_norm) << "step " << i + 1;
     EXPECT_EQ(history[i].tokens, expected[i].tokens);
   }
-  for (std::size_t u = 0; u < reference.model().params().size(); ++u) {
-    const auto& p = distributed.model().params()[u].flat;
-    const auto& q = reference.model().params()[u].flat;
+  for (std::size_t u = 0; u < reference.store.param_shards().size(); ++u) {
+    const auto& p = distributed.store.param_shards()[u].flat;
+    const auto& q = reference.store.param_shards()[u].flat;
     double diff = 0, norm = 0;
     for (std::size_t i = 0; i < p.size(); ++i) {
       diff += (double(p(i)) - double(q(i))) * (double(p(i)) - double(q(i)));
       norm += double(q(i)) * double(q(i));
     }
-    EXPECT_LE(std::sqrt(diff), 1e-5 * std::sqrt(norm)) << reference.model().params()[u].layout.name;
+    EXPECT_LE(std::sqrt(diff), 1e-5 * std::sqrt(norm)) << reference.store.param_shards()[u].layout.name;
   }
 }
 
@@ -82,15 +81,15 @@ TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
 TEST(MultiRank, AStopSignalOnOneRankStopsAllRanksAfterTheSameStep) {
   const int world = g_runtime->size(), rank = g_runtime->rank();
   auto comm = dist::make_collectives("mpi", *g_runtime);
-  Trainer trainer(testing::tiny_model(), options(), *comm);
+  testing::TrainingRun run(testing::tiny_model(), options(), *comm);
   RowSlice mine(world * 2, rank * 2, 2);
-  trainer.train_step(mine);
+  run.trainer.train_step(mine);
   if (rank == 0) request_stop();
-  const auto history = trainer.run(mine, nullptr);
-  const bool stopped = trainer.stopped_by_signal();
+  const auto history = run.trainer.run(mine);
+  const bool stopped = run.trainer.stopped_by_signal();
   clear_stop_request();
   EXPECT_EQ(history.size(), 1u);
-  EXPECT_EQ(trainer.step(), 2);
+  EXPECT_EQ(run.trainer.step(), 2);
   EXPECT_TRUE(stopped);
 }
 

@@ -1,5 +1,5 @@
-// Test doubles for the trainer: a size-1 Collectives, a synthetic, learnable BatchSource, and the small
-// model the trainer tests train.
+// Test doubles for the trainer: a size-1 Collectives, a synthetic, learnable BatchSource, the small model
+// the trainer tests train, and the parts a job would build around a trainer.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +8,13 @@
 #include <random>
 
 #include "llmtrain/core/batch.hpp"
-#include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/core/model_config.hpp"
+#include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/model/model.hpp"
+#include "llmtrain/optim/adamw.hpp"
+#include "llmtrain/parallel/replicated_store.hpp"
+#include "llmtrain/train/hooks.hpp"
+#include "llmtrain/train/trainer.hpp"
 
 namespace llmtrain::testing {
 
@@ -75,6 +80,24 @@ class PatternSource : public BatchSource {
   std::int64_t rows_, seq_len_;
   std::int32_t vocab_;
   std::mt19937_64 rng_;
+};
+
+// What the job builds around a trainer, for tests: a replicated store, the model over it, AdamW over its
+// ranges, the trainer and the stop agreement hook.
+struct TrainingRun {
+  TrainingRun(const ModelConfig& config, const train::TrainOptions& options, dist::Collectives& comm,
+              const std::string& recompute = "none", const optim::AdamWOptions& adamw = {})
+      : store(config, comm),
+        model(config, model::parse_recompute(recompute), store),
+        optimizer(store.param_shards(), adamw),
+        trainer(options, model, store, optimizer, comm) {
+    trainer.add_hook(stop);
+  }
+  parallel::ReplicatedStore store;
+  model::Model<float> model;
+  optim::AdamW optimizer;
+  train::Trainer trainer;
+  train::StopAgreement stop;
 };
 
 }  // namespace llmtrain::testing

@@ -1,7 +1,12 @@
 // The training loop on one rank: it learns, it is bitwise deterministic, gradient accumulation matches a
-// larger batch, metrics.jsonl has one complete line per step, and a stop request ends the run.
+// larger batch, the hooks write one complete metrics line per step and evaluate, a stop request ends the
+// run (and skips the final evaluation), and the trainer reproduces the pre-job-layer trainer bitwise.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -9,6 +14,7 @@
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/stop_signal.hpp"
+#include "llmtrain/train/hooks.hpp"
 #include "llmtrain/train/trainer.hpp"
 #include "test_sources.hpp"
 
@@ -18,6 +24,7 @@ namespace {
 using llmtrain::testing::PatternSource;
 using llmtrain::testing::SingleRankCollectives;
 using llmtrain::testing::tiny_model;
+using llmtrain::testing::TrainingRun;
 
 TrainOptions options(std::int64_t steps) {
   TrainOptions o;
@@ -25,7 +32,6 @@ TrainOptions options(std::int64_t steps) {
   o.schedule.lr = 1e-2;
   o.schedule.min_lr = 1e-3;
   o.schedule.warmup_steps = 5;
-  o.progress_every = 0;
   o.peak_flops = 1e11;  // fixed: no sgemm probe in unit tests
   return o;
 }
@@ -38,9 +44,9 @@ std::vector<double> losses(const std::vector<StepMetrics>& history) {
 
 TEST(Trainer, LearnsAPattern) {
   SingleRankCollectives comm;
-  Trainer trainer(tiny_model(), options(60), comm);
+  TrainingRun run(tiny_model(), options(60), comm);
   PatternSource source(4, 16, 32, 7);
-  const auto history = trainer.run(source, nullptr);
+  const auto history = run.trainer.run(source);
   ASSERT_EQ(history.size(), 60u);
   EXPECT_NEAR(history.front().loss, std::log(32.0), 0.3);
   EXPECT_LT(history.back().loss, 0.5);  // ln(32) = 3.47; only the first token of a row is unpredictable
@@ -50,9 +56,9 @@ TEST(Trainer, TwoRunsGiveBitwiseIdenticalLosses) {
   SingleRankCollectives comm;
   std::vector<double> runs[2];
   for (auto& run : runs) {
-    Trainer trainer(tiny_model(), options(8), comm);
+    TrainingRun training(tiny_model(), options(8), comm);
     PatternSource source(2, 16, 32, 11);
-    run = losses(trainer.run(source, nullptr));
+    run = losses(training.trainer.run(source));
   }
   EXPECT_EQ(runs[0], runs[1]);
 }
@@ -61,11 +67,11 @@ TEST(Trainer, AccumulationMatchesLargerBatch) {
   SingleRankCollectives comm;
   auto accumulated = options(5);
   accumulated.grad_accum = 2;
-  Trainer small_batches(tiny_model(), accumulated, comm);
-  Trainer big_batch(tiny_model(), options(5), comm);
+  TrainingRun small_batches(tiny_model(), accumulated, comm);
+  TrainingRun big_batch(tiny_model(), options(5), comm);
   PatternSource two_rows(2, 16, 32, 3), four_rows(4, 16, 32, 3);  // same rows, split in two micro-batches
-  const auto a = losses(small_batches.run(two_rows, nullptr));
-  const auto b = losses(big_batch.run(four_rows, nullptr));
+  const auto a = losses(small_batches.trainer.run(two_rows));
+  const auto b = losses(big_batch.trainer.run(four_rows));
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-5 * b[i]) << "step " << i;
 }
 
@@ -73,13 +79,14 @@ TEST(Trainer, WritesOneMetricsLinePerStepAndEvaluates) {
   const auto dir = std::filesystem::temp_directory_path() / "llmtrain_trainer_test";
   std::filesystem::remove_all(dir);
   SingleRankCollectives comm;
-  auto o = options(4);
-  o.run_dir = dir.string();
-  o.eval_every = 2;
-  o.eval_batches = 2;
-  Trainer trainer(tiny_model(), o, comm);
+  TrainingRun run(tiny_model(), options(4), comm);
   PatternSource train(2, 16, 32, 1), eval(2, 16, 32, 2);
-  trainer.run(train, &eval);
+  MetricsLog log(dir.string());
+  MetricsReport report(&log, 0);
+  Evaluation evaluation(eval, 2, 2, &log);
+  run.trainer.add_hook(report);
+  run.trainer.add_hook(evaluation);
+  run.trainer.run(train);
   std::ifstream in(dir / "metrics.jsonl");
   std::string line;
   int train_lines = 0, eval_lines = 0;
@@ -114,52 +121,106 @@ class CountingSource : public BatchSource {
 
 TEST(Trainer, EvaluationsScoreTheSameBatches) {
   SingleRankCollectives comm;
-  auto o = options(2);
-  o.eval_batches = 3;
-  Trainer trainer(tiny_model(), o, comm);
+  TrainingRun run(tiny_model(), options(4), comm);
   CountingSource eval;
-  const auto first = trainer.evaluate(eval);
-  const auto again = trainer.evaluate(eval);
-  EXPECT_EQ(first.loss, again.loss);
-  EXPECT_EQ(first.tokens, 3 * 2 * 16);
-  EXPECT_EQ(eval.calls, 3);
+  Evaluation evaluation(eval, 3, 2, nullptr);
+  run.trainer.add_hook(evaluation);
   PatternSource train(2, 16, 32, 1);
-  trainer.train_step(train);
-  EXPECT_NE(trainer.evaluate(eval).loss, first.loss);
-  EXPECT_EQ(eval.calls, 3);
+  run.trainer.run(train);
+  ASSERT_EQ(evaluation.results().size(), 2u);  // after step 2, and the final one after step 4
+  EXPECT_EQ(eval.calls, 3);                     // drawn once, scored twice
+  EXPECT_EQ(evaluation.results()[0].tokens, 3 * 2 * 16);
+  EXPECT_NE(evaluation.results()[0].loss, evaluation.results()[1].loss);
+  // The same held-out batches give the same loss for the same weights.
+  std::vector<Batch> batches;
+  CountingSource again;
+  for (int i = 0; i < 3; ++i) batches.push_back(again.next());
+  EXPECT_EQ(run.trainer.evaluate(batches).loss, evaluation.results()[1].loss);
 }
 
-TEST(Trainer, StopRequestEndsTheRunBetweenSteps) {
+TEST(Trainer, StopRequestEndsTheRunBetweenStepsAndSkipsTheFinalEvaluation) {
   SingleRankCollectives comm;
-  Trainer trainer(tiny_model(), options(10), comm);
+  TrainingRun run(tiny_model(), options(10), comm);
+  CountingSource eval;
+  Evaluation evaluation(eval, 1, 0, nullptr);
+  run.trainer.add_hook(evaluation);
   PatternSource source(2, 16, 32, 5);
-  trainer.train_step(source);
-  request_stop();  // arrives between two steps: agreed in the next step's all-reduce, which then ends the run
-  const auto history = trainer.run(source, nullptr);
+  run.trainer.train_step(source);
+  request_stop();  // arrives between two steps: agreed after the next step, which then ends the run
+  const auto history = run.trainer.run(source);
   clear_stop_request();
   EXPECT_EQ(history.size(), 1u);
-  EXPECT_EQ(trainer.step(), 2);
-  EXPECT_TRUE(trainer.stopped_by_signal());
+  EXPECT_EQ(run.trainer.step(), 2);
+  EXPECT_TRUE(run.trainer.stopped_by_signal());
+  EXPECT_TRUE(evaluation.results().empty());
+  EXPECT_EQ(eval.calls, 0);
 }
 
 TEST(Trainer, DivergenceStopsWithAnError) {
   SingleRankCollectives comm;
-  Trainer trainer(tiny_model(), options(3), comm);
-  trainer.model().params()[1].flat(5) = std::numeric_limits<float>::quiet_NaN();
+  TrainingRun run(tiny_model(), options(3), comm);
+  run.store.param_shards()[1].flat(5) = std::numeric_limits<float>::quiet_NaN();
   PatternSource source(2, 16, 32, 5);
-  EXPECT_THROW(trainer.train_step(source), Error);
+  EXPECT_THROW(run.trainer.train_step(source), Error);
 }
 
 TEST(Trainer, RejectsBadOptions) {
   SingleRankCollectives comm;
-  auto o = options(0);
-  EXPECT_THROW(Trainer(tiny_model(), o, comm), Error);
-  o = options(3);
+  EXPECT_THROW(TrainingRun(tiny_model(), options(0), comm), Error);
+  auto o = options(3);
   o.grad_accum = 0;
-  EXPECT_THROW(Trainer(tiny_model(), o, comm), Error);
-  o = options(3);
-  o.recompute = "all";
-  EXPECT_THROW(Trainer(tiny_model(), o, comm), Error);
+  EXPECT_THROW(TrainingRun(tiny_model(), o, comm), Error);
+  EXPECT_THROW(TrainingRun(tiny_model(), options(3), comm, "all"), Error);
+  PatternSource eval(2, 16, 32, 1);
+  EXPECT_THROW(Evaluation(eval, 0, 1, nullptr), Error);
+}
+
+// The trainer before the job layer (commit 0bf9830: it built its own model and AdamW, all-reduced full
+// gradients and agreed on float totals) ran tiny_model(), tied and untied, for 6 steps of 2 micro-batches
+// of PatternSource(2, 16, 32, 5) from the weights below, lr 1e-2 -> 1e-3 with 2 warmup steps, clipping at
+// 1; tests/train/data/old_trainer_reference.txt holds its losses and gradient norms (hex floats) and an
+// FNV-1a hash of the final parameters' bits. BLAS kernels change the last bits, so ctest pins
+// OPENBLAS_CORETYPE=Haswell (every AVX2 machine has it), the kernel set the reference was made with.
+TEST(Trainer, ReproducesThePreviousTrainerBitwise) {
+  std::ifstream in(std::string(LLMTRAIN_SOURCE_DIR) + "/tests/train/data/old_trainer_reference.txt");
+  ASSERT_TRUE(in.good());
+  for (bool tied : {false, true}) {
+    std::string header;
+    in >> header;
+    ASSERT_EQ(header, std::string("tied=") + (tied ? "1" : "0"));
+    ModelConfig config = tiny_model();
+    config.tie_embeddings = tied;
+    auto o = options(6);
+    o.grad_accum = 2;
+    o.schedule.warmup_steps = 2;
+    SingleRankCollectives comm;
+    TrainingRun run(config, o, comm);
+    for (std::size_t u = 0; u < run.store.param_shards().size(); ++u) {
+      auto& flat = run.store.param_shards()[u].flat;
+      for (std::size_t i = 0; i < flat.size(); ++i) flat(i) = float(0.05 * std::sin(0.37 * double(i) + 1.3 * double(u)));
+    }
+    PatternSource source(2, 16, 32, 5);
+    for (const StepMetrics& m : run.trainer.run(source)) {
+      std::string loss, norm;
+      in >> loss >> norm;
+      // The old trainer agreed on float sums; the loss is compared at that precision, the norm bitwise.
+      EXPECT_EQ(float(m.loss), float(std::strtod(loss.c_str(), nullptr))) << "step " << m.step << " tied " << tied;
+      EXPECT_EQ(m.grad_norm, std::strtod(norm.c_str(), nullptr)) << "step " << m.step << " tied " << tied;
+    }
+    std::uint64_t hash = 1469598103934665603ull;
+    for (const auto& unit : run.store.param_shards())
+      for (std::size_t i = 0; i < unit.flat.size(); ++i) {
+        std::uint32_t bits;
+        const float v = unit.flat(i);
+        std::memcpy(&bits, &v, sizeof bits);
+        hash = (hash ^ bits) * 1099511628211ull;
+      }
+    std::string label, expected;
+    in >> label >> expected;
+    char actual[17];
+    std::snprintf(actual, sizeof actual, "%016llx", static_cast<unsigned long long>(hash));
+    EXPECT_EQ(actual, expected) << "final parameters, tied " << tied;
+  }
 }
 
 }  // namespace

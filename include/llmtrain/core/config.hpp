@@ -68,6 +68,7 @@ struct TrainConfig {
 
 struct ParallelConfig {
   std::string backend;
+  std::int64_t progress_us;
 };
 
 struct LogConfig {
@@ -75,6 +76,7 @@ struct LogConfig {
   bool per_rank;
   std::string dir;
   std::int64_t every_steps;
+  bool provenance;
 };
 
 struct Config {

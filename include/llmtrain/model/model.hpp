@@ -1,10 +1,12 @@
 // A Llama/Granite-style decoder: token embedding, n_layers pre-norm blocks (RMSNorm, rotary grouped-query
 // causal attention, SwiGLU MLP), final RMSNorm, output head (tied or untied), cross-entropy loss.
 //
-// The model owns its parameters and gradients as units (param_units.hpp) and the activations of one
-// micro-batch. forward_backward() runs one forward and the exact hand-written backward pass and ADDS the
-// gradients into grads(), so gradient accumulation is repeated calls between zero_grads(). Templated on the
-// scalar: float for training, double for the finite-difference gradient checks.
+// The model owns the activations of one micro-batch; its parameters and gradients live in a unit store
+// (unit_access.hpp) that it reaches unit by unit through acquire / release / gradient / grad_ready, so
+// the same code runs replicated or sharded. forward_backward() runs one forward and the exact
+// hand-written backward pass and ADDS the gradients into the store's buffers, so gradient accumulation is
+// repeated calls between the store's zeroing. Templated on the scalar: float for training, double for the
+// finite-difference gradient checks.
 #pragma once
 
 #include <memory>
@@ -13,7 +15,7 @@
 
 #include "llmtrain/core/batch.hpp"
 #include "llmtrain/core/model_config.hpp"
-#include "llmtrain/model/param_units.hpp"
+#include "llmtrain/model/unit_access.hpp"
 
 namespace llmtrain::model {
 
@@ -28,8 +30,8 @@ struct LossSum {
   double mean() const { return count > 0 ? sum / double(count) : 0.0; }
 };
 
-// Wall time of the last forward_backward(): forward runs through the loss, including the output head's
-// gradient, which is computed chunk by chunk together with the logits; backward is the rest.
+// Wall time of the last forward_backward(): forward runs through the logits and the loss; backward is the
+// rest, including the output head's gradient products, which run chunk by chunk beside the logits.
 struct PassTimes {
   double forward_s = 0;
   double backward_s = 0;
@@ -38,21 +40,16 @@ struct PassTimes {
 template <typename T>
 class Model {
  public:
-  explicit Model(const ModelConfig& config, Recompute recompute = Recompute::None);
+  // `units` must outlive the model and hold units laid out by unit_layouts(config).
+  Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units);
   ~Model();
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
   const ModelConfig& config() const;
-  std::vector<ParamUnit<T>>& params();
-  std::vector<ParamUnit<T>>& grads();
 
-  // Llama-style initialisation from config.seed: normal(0, init_std) matrices, output projections (wo, w2)
-  // scaled by 1/sqrt(2 n_layers), norm weights 1. Same seed, same weights, on any rank count.
-  void init_weights();
-  void zero_grads();
-
-  // Adds the gradient of (grad_scale * mean loss over the batch's counted targets) into grads().
+  // Adds the gradient of (grad_scale * mean loss over the batch's counted targets) into the store's
+  // gradient buffers.
   LossSum forward_backward(const Batch& batch, double grad_scale);
   // Loss only (evaluation); keeps no activations for backward.
   LossSum forward(const Batch& batch);

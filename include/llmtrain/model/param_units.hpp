@@ -40,15 +40,27 @@ struct UnitLayout {
 // Block tensor order puts wq, wk, wv next to each other (one fused QKV gemm) and w1, w3 likewise.
 std::vector<UnitLayout> unit_layouts(const ModelConfig& config);
 
+// A unit's flat buffer, or the part [begin, begin + flat.size()) of it that this rank keeps (an FSDP shard).
 template <typename T>
 struct ParamUnit {
   UnitLayout layout;
   Kokkos::View<T*> flat;
+  std::int64_t begin = 0;
+  std::int64_t end() const { return begin + std::int64_t(flat.size()); }
+  // A tensor's first element; the buffer must hold the whole unit.
   T* data(const std::string& tensor_name) const { return flat.data() + layout.tensor(tensor_name).offset; }
 };
 
 // One flat buffer per unit, zero-initialised (used for parameters, gradients and optimizer moments).
 template <typename T>
 std::vector<ParamUnit<T>> allocate_units(const std::vector<UnitLayout>& layouts, const std::string& label);
+
+// Zero-initialised buffers shaped like `shapes` (same layouts and ranges): optimizer moments of shards.
+template <typename T>
+std::vector<ParamUnit<T>> allocate_like(const std::vector<ParamUnit<T>>& shapes, const std::string& label);
+
+// Sum of the squares of every element (accumulated in double, in a fixed order): the local part of a
+// gradient norm.
+double sum_of_squares(const std::vector<ParamUnit<float>>& units);
 
 }  // namespace llmtrain::model

@@ -1,7 +1,7 @@
 // AdamW (decoupled weight decay) over parameter units, with the same arithmetic as torch.optim.AdamW.
 //
-// Moments live in units shaped like the parameters (one flat buffer per unit), so the FSDP layer can
-// shard them with the parameters and checkpoints can write them by name. Weight decay skips norm weights
+// Moments live in buffers shaped like the parameters this rank updates: whole units (replicated) or the
+// rank's range of each unit (FSDP), so checkpoints can write them by name and range. Weight decay skips norm weights
 // and embeddings unless decay_norms_and_embeddings is set.
 #pragma once
 
@@ -22,10 +22,11 @@ struct AdamWOptions {
 
 class AdamW {
  public:
-  AdamW(const std::vector<model::UnitLayout>& layouts, const AdamWOptions& options);
+  // `params` gives the layouts and ranges of the parameters step() will update.
+  AdamW(const std::vector<model::ParamUnit<float>>& params, const AdamWOptions& options);
 
   // One update of every parameter from grad_scale * its gradient (grad_scale carries gradient clipping)
-  // at learning rate lr.
+  // at learning rate lr. params and grads have the ranges given at construction.
   void step(std::vector<model::ParamUnit<float>>& params, const std::vector<model::ParamUnit<float>>& grads,
             double lr, double grad_scale = 1.0);
 

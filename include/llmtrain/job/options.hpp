@@ -5,12 +5,13 @@
 #include <vector>
 
 #include "llmtrain/core/config.hpp"
-#include "llmtrain/data/loader.hpp"
 #include "llmtrain/core/model_config.hpp"
+#include "llmtrain/data/loader.hpp"
+#include "llmtrain/optim/adamw.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "llmtrain/train/trainer.hpp"
 
-namespace llmtrain::apps {
+namespace llmtrain::job {
 
 // vocab_size: the tokenizer's size, used when model.vocab_size is 0 (and checked against it otherwise).
 ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size);
@@ -21,6 +22,9 @@ ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size
 data::LoaderOptions loader_options(const Config& config, const std::vector<DatasetConfig>& datasets,
                                    const tokenizer::Tokenizer& tokenizer, int local_ranks = 1);
 
-train::TrainOptions train_options(const Config& config);
+optim::AdamWOptions adamw_options(const Config& config);
 
-}  // namespace llmtrain::apps
+// peak_flops: the per-rank flop/s MFU is reported against (0: no MFU).
+train::TrainOptions train_options(const Config& config, double peak_flops);
+
+}  // namespace llmtrain::job

@@ -1,11 +1,11 @@
 // Config -> area options. Errors name the configuration key, like those of the parser.
-#include "run_setup.hpp"
+#include "llmtrain/job/options.hpp"
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
 #include "llmtrain/optim/schedule.hpp"
 
-namespace llmtrain::apps {
+namespace llmtrain::job {
 namespace {
 
 // Llama's rule for the SwiGLU width when [model] d_ff = 0: 2/3 of 4 d_model, rounded up to 256.
@@ -51,27 +51,29 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
   return out;
 }
 
-train::TrainOptions train_options(const Config& config) {
+optim::AdamWOptions adamw_options(const Config& config) {
+  const TrainConfig& t = config.train;
+  optim::AdamWOptions out;
+  out.beta1 = t.beta1;
+  out.beta2 = t.beta2;
+  out.eps = t.eps;
+  out.weight_decay = t.weight_decay;
+  out.decay_norms_and_embeddings = t.decay_norms_and_embeddings;
+  return out;
+}
+
+train::TrainOptions train_options(const Config& config, double peak_flops) {
   const TrainConfig& t = config.train;
   train::TrainOptions out;
   out.steps = t.steps;
   out.grad_accum = t.grad_accum;
   out.grad_clip = t.grad_clip;
-  out.recompute = t.recompute;
-  out.adamw.beta1 = t.beta1;
-  out.adamw.beta2 = t.beta2;
-  out.adamw.eps = t.eps;
-  out.adamw.weight_decay = t.weight_decay;
-  out.adamw.decay_norms_and_embeddings = t.decay_norms_and_embeddings;
   out.schedule.decay = optim::parse_decay(t.schedule);
   out.schedule.lr = t.lr;
   out.schedule.min_lr = t.min_lr;
   out.schedule.warmup_steps = t.warmup_steps;
-  out.eval_every = t.eval_every;
-  out.eval_batches = t.eval_batches;
-  out.run_dir = t.run_dir;
-  out.progress_every = config.log.every_steps;
+  out.peak_flops = peak_flops;
   return out;
 }
 
-}  // namespace llmtrain::apps
+}  // namespace llmtrain::job

@@ -7,7 +7,7 @@
 
 #include "llmtrain/core/error.hpp"
 
-namespace llmtrain::apps {
+namespace llmtrain::job {
 namespace {
 
 std::string bytes(double n) {
@@ -65,4 +65,4 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   return out;
 }
 
-}  // namespace llmtrain::apps
+}  // namespace llmtrain::job

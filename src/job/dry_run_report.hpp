@@ -7,8 +7,8 @@
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 
-namespace llmtrain::apps {
+namespace llmtrain::job {
 
 std::string dry_run_report(const Config& config, const ModelConfig& model, int world_size);
 
-}  // namespace llmtrain::apps
+}  // namespace llmtrain::job

@@ -1,0 +1,60 @@
+// A training run assembled from its configuration: the one place that builds the parts and hands each
+// the parts it uses (docs/architecture.md has the picture).
+//
+//   runtime (MPI) -> collectives -> tokenizer -> train / eval loaders
+//                 -> parameter store (replicated; sharded with FSDP) -> model (reaches units via the store)
+//                 -> AdamW (over the store's ranges) -> trainer + hooks (stop agreement, provenance,
+//                    metrics, evaluation; checkpoints join as one more hook)
+//
+// Everything here is collective: every rank builds the same job from the same configuration. Set-up errors
+// are agreed (dist::agree), so a bad configuration or file is reported once. Kokkos must be initialised.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llmtrain/core/config.hpp"
+#include "llmtrain/dist/runtime.hpp"
+#include "llmtrain/train/trainer.hpp"
+
+namespace llmtrain::job {
+
+// The data loaders' positions agreed over the run: every rank's state blob, in rank order. Any number of
+// ranks can continue from it (data::Loader::restore rescales it).
+struct LoaderStates {
+  std::vector<std::string> train;
+  std::vector<std::string> eval;  // empty without eval datasets
+};
+
+class Job {
+ public:
+  // peak_flops: per-rank flop/s for MFU (0: measure the sgemm peak now).
+  Job(const Config& config, dist::Runtime& runtime, double peak_flops = 0);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  // Trains until train.steps or an agreed stop; returns the metrics of every step taken.
+  std::vector<train::StepMetrics> run();
+
+  train::Trainer& trainer();
+  // The batches the trainer consumes (the training loader, through the provenance log when enabled).
+  BatchSource& train_batches();
+  const ModelConfig& model_config() const;
+
+  // Collective: the loaders' global state (what every rank has consumed so far).
+  LoaderStates loader_states();
+  // Continues the loaders from a global state saved by a run on any number of ranks. Before run().
+  void restore_loaders(const LoaderStates& states);
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+// `llmtrain input.toml` after argument parsing: loads the configuration (agreed), prints the dry-run
+// report or sets up logging and stop signals, builds the job and trains. Returns the exit status.
+int run_llmtrain(const std::string& config_path, bool dry_run, dist::Runtime& runtime);
+
+}  // namespace llmtrain::job

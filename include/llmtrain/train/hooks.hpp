@@ -1,0 +1,61 @@
+// The standard work between steps, as trainer hooks (the job adds them in this order):
+//   StopAgreement  - a stop signal seen by any rank stops every rank after the same step;
+//   MetricsReport  - rank 0's metrics.jsonl line and progress line;
+//   Evaluation     - held-out loss every eval_every steps and at the end of the run.
+// Each is collective where it says so: every rank must add the same hooks in the same order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "llmtrain/core/batch.hpp"
+#include "llmtrain/core/timer.hpp"
+#include "llmtrain/train/metrics.hpp"
+#include "llmtrain/train/trainer.hpp"
+
+namespace llmtrain::train {
+
+// Collective: agrees on the process's stop flag (core/stop_signal.hpp) after every step. Only the agreed
+// value ends the loop: a signal that reaches one rank between two agreements must not make that rank leave
+// while the others enter the next step (they would wait for it forever).
+class StopAgreement final : public StepHook {
+ public:
+  void after_step(Trainer& trainer, const StepMetrics& metrics) override;
+};
+
+// Writes each step to `log` (rank 0 holds a log; other ranks pass nullptr and do nothing) and prints a
+// progress line every `every` steps (0: none).
+class MetricsReport final : public StepHook {
+ public:
+  MetricsReport(MetricsLog* log, std::int64_t every);
+  void after_step(Trainer& trainer, const StepMetrics& metrics) override;
+
+ private:
+  MetricsLog* log_;
+  std::int64_t every_;
+  Stopwatch since_start_;
+};
+
+// Collective: evaluates every `every` steps (0: only at the end) and once when the run ends, on `batches`
+// batches drawn from `source` at the first evaluation and reused by every later one, so the held-out losses
+// of a run are comparable. A run ended by a stop signal skips the final evaluation (a pre-emption grace
+// period is short) and says so.
+class Evaluation final : public StepHook {
+ public:
+  Evaluation(BatchSource& source, std::int64_t batches, std::int64_t every, MetricsLog* log);
+  void after_step(Trainer& trainer, const StepMetrics& metrics) override;
+  void after_run(Trainer& trainer) override;
+  const std::vector<EvalResult>& results() const { return results_; }
+
+ private:
+  void evaluate(Trainer& trainer, const char* label);
+
+  BatchSource& source_;
+  std::int64_t batches_, every_;
+  MetricsLog* log_;
+  std::vector<Batch> held_out_;
+  std::vector<EvalResult> results_;
+  std::int64_t last_step_ = -1;
+};
+
+}  // namespace llmtrain::train
