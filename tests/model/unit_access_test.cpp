@@ -1,0 +1,155 @@
+// The model's unit access contract (model/unit_access.hpp), proven with a recording store: the exact order
+// of acquire / release / gradient / grad_ready for tied and untied heads and both recompute modes, and that
+// the model reads parameters only while acquired and writes a gradient only until grad_ready. The store
+// hands out copies that it poisons with NaN on release and grad_ready, so a read after release or a write
+// after grad_ready changes the loss or the gradients, which must be bitwise those of plain whole units.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/model/local_units.hpp"
+#include "llmtrain/model/model.hpp"
+
+namespace llmtrain::model {
+namespace {
+
+ModelConfig config(bool tied) {
+  ModelConfig c;
+  c.vocab_size = 13;
+  c.d_model = 8;
+  c.n_layers = 2;
+  c.n_heads = 2;
+  c.n_kv_heads = 1;
+  c.d_ff = 12;
+  c.max_seq_len = 8;
+  c.tie_embeddings = tied;
+  return c;
+}
+
+Batch batch() {
+  Batch b;
+  b.rows = 2;
+  b.seq_len = 5;
+  b.tokens = {1, 4, 7, 2, 9, 3, /**/ 0, 10, 6, 8, 12, 4};
+  return b;
+}
+
+// Units in this process behind copies that live only between the hooks, and a log of every hook call.
+class RecordingUnits final : public UnitAccess<float> {
+ public:
+  explicit RecordingUnits(const ModelConfig& c) : units(c), held(units.params().size()), grads(held.size()) {}
+
+  const float* acquire(int u) override {
+    log.push_back("acquire " + std::to_string(u));
+    EXPECT_TRUE(held[u].empty()) << "unit " << u << " acquired twice";
+    const auto& flat = units.params()[u].flat;
+    held[u].assign(flat.data(), flat.data() + flat.size());
+    return held[u].data();
+  }
+  void release(int u) override {
+    log.push_back("release " + std::to_string(u));
+    ASSERT_FALSE(held[u].empty()) << "unit " << u << " released without acquire";
+    std::fill(held[u].begin(), held[u].end(), std::numeric_limits<float>::quiet_NaN());
+    retired.push_back(std::move(held[u]));  // kept alive: a late read sees NaN, not freed memory
+    held[u].clear();
+  }
+  float* gradient(int u) override {
+    log.push_back("gradient " + std::to_string(u));
+    EXPECT_TRUE(grads[u].empty()) << "gradient of unit " << u << " handed out twice before grad_ready";
+    const auto& flat = units.grads()[u].flat;
+    grads[u].assign(flat.data(), flat.data() + flat.size());
+    return grads[u].data();
+  }
+  void grad_ready(int u) override {
+    log.push_back("grad_ready " + std::to_string(u));
+    ASSERT_FALSE(grads[u].empty()) << "grad_ready of unit " << u << " without gradient";
+    auto& flat = units.grads()[u].flat;
+    std::copy(grads[u].begin(), grads[u].end(), flat.data());
+    std::fill(grads[u].begin(), grads[u].end(), std::numeric_limits<float>::quiet_NaN());
+    retired.push_back(std::move(grads[u]));
+    grads[u].clear();
+  }
+
+  LocalUnits<float> units;
+  std::vector<std::vector<float>> held, grads, retired;
+  std::vector<std::string> log;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find(',', start);
+    out.push_back(text.substr(start, end - start));
+    start = end == std::string::npos ? text.size() : end + 2;
+  }
+  return out;
+}
+
+// Units: 0 embedding, 1 and 2 the blocks, 3 the head (final norm, plus the output matrix when untied).
+const char* kForward = "acquire 0, release 0, acquire 1, release 1, acquire 2, release 2";
+const char* kUntiedPass =
+    "acquire 3, gradient 3, release 3, grad_ready 3, "
+    "acquire 2, gradient 2, release 2, grad_ready 2, acquire 1, gradient 1, release 1, grad_ready 1, "
+    "gradient 0, grad_ready 0";
+// Tied: the head acquires the embedding too and adds the output projection's gradient into the embedding's
+// gradient, which therefore stays out from the head until the embedding's own backward at the very end.
+const char* kTiedPass =
+    "acquire 3, acquire 0, gradient 0, gradient 3, release 0, release 3, grad_ready 3, "
+    "acquire 2, gradient 2, release 2, grad_ready 2, acquire 1, gradient 1, release 1, grad_ready 1, "
+    "grad_ready 0";
+
+void check(bool tied, Recompute recompute) {
+  const ModelConfig c = config(tied);
+  RecordingUnits recording(c);
+  LocalUnits<float> plain(c);
+  Model<float> watched(c, recompute, recording), reference(c, recompute, plain);
+  // Two micro-batches: the second accumulates into the gradients the first left.
+  for (int micro = 0; micro < 2; ++micro) {
+    recording.log.clear();
+    const LossSum a = watched.forward_backward(batch(), 0.5), b = reference.forward_backward(batch(), 0.5);
+    EXPECT_EQ(a.sum, b.sum);
+    EXPECT_EQ(recording.log, split(std::string(kForward) + ", " + (tied ? kTiedPass : kUntiedPass)));
+  }
+  for (std::size_t u = 0; u < plain.grads().size(); ++u)
+    for (std::size_t i = 0; i < plain.grads()[u].flat.size(); ++i)
+      ASSERT_EQ(recording.units.grads()[u].flat(i), plain.grads()[u].flat(i)) << "unit " << u << " element " << i;
+  recording.log.clear();
+  EXPECT_EQ(watched.forward(batch()).sum, reference.forward(batch()).sum);
+  EXPECT_EQ(recording.log, split(std::string(kForward) + (tied ? ", acquire 3, acquire 0, release 0, release 3"
+                                                               : ", acquire 3, release 3")));
+}
+
+TEST(UnitAccess, UntiedHeadOrder) { check(false, Recompute::None); }
+TEST(UnitAccess, TiedHeadOrder) { check(true, Recompute::None); }
+TEST(UnitAccess, RecomputeBlocksKeepsTheOrder) { check(false, Recompute::Blocks); }
+TEST(UnitAccess, TiedRecomputeBlocksKeepsTheOrder) { check(true, Recompute::Blocks); }
+
+// The check itself works: a store whose copies are poisoned before use makes the loss NaN.
+class PoisonedUnits final : public UnitAccess<float> {
+ public:
+  explicit PoisonedUnits(const ModelConfig& c) : units(c) {}
+  const float* acquire(int u) override {
+    const auto& flat = units.params()[u].flat;
+    copy.assign(flat.size(), std::numeric_limits<float>::quiet_NaN());
+    return copy.data();
+  }
+  void release(int) override {}
+  float* gradient(int u) override { return units.grads()[u].flat.data(); }
+  void grad_ready(int) override {}
+  LocalUnits<float> units;
+  std::vector<float> copy;
+};
+
+TEST(UnitAccess, ReadingPoisonedParametersShows) {
+  const ModelConfig c = config(false);
+  PoisonedUnits poisoned(c);
+  Model<float> model(c, Recompute::None, poisoned);
+  EXPECT_TRUE(std::isnan(model.forward(batch()).sum));
+}
+
+}  // namespace
+}  // namespace llmtrain::model
