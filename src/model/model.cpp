@@ -8,12 +8,12 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
-#include <random>
 
 #include "activations.hpp"
 #include "attention.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/model/gemm.hpp"
+#include "llmtrain/model/init.hpp"
 #include "ops.hpp"
 
 namespace llmtrain::model {
@@ -251,17 +251,9 @@ std::vector<ParamUnit<T>>& Model<T>::grads() { return state_->grads; }
 
 template <typename T>
 void Model<T>::init_weights() {
-  const auto& c = state_->config;
-  std::mt19937_64 rng(static_cast<std::uint64_t>(c.seed));
   for (auto& unit : state_->params) {
     auto host = Kokkos::create_mirror_view(unit.flat);
-    for (const auto& t : unit.layout.tensors) {
-      const bool is_norm = t.shape.size() == 1;
-      const bool is_output_projection = t.name == "wo" || t.name == "w2";
-      const double std = c.init_std / (is_output_projection ? std::sqrt(2.0 * double(c.n_layers)) : 1.0);
-      std::normal_distribution<double> normal(0.0, std);
-      for (Index i = 0; i < t.size(); ++i) host(t.offset + i) = is_norm ? T(1) : T(normal(rng));
-    }
+    init_unit_range(state_->config, unit.layout, 0, unit.layout.size(), host.data());
     Kokkos::deep_copy(unit.flat, host);
   }
 }

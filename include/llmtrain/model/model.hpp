@@ -47,8 +47,8 @@ class Model {
   std::vector<ParamUnit<T>>& params();
   std::vector<ParamUnit<T>>& grads();
 
-  // Llama-style initialisation from config.seed: normal(0, init_std) matrices, output projections (wo, w2)
-  // scaled by 1/sqrt(2 n_layers), norm weights 1. Same seed, same weights, on any rank count.
+  // Llama-style initialisation from config.seed (init.hpp): normal(0, init_std) matrices, output projections
+  // (wo, w2) scaled by 1/sqrt(2 n_layers), norm weights 1. Same seed, same weights, on any rank count.
   void init_weights();
   void zero_grads();
 
