@@ -4,11 +4,11 @@
 // Stream layout: Philox-4x32-10 keyed by the 64-bit seed, counter = (i / 2 as 64 bits, hash of the
 // qualified tensor name as 64 bits). One block gives two 53-bit uniforms, and Box-Muller turns them into
 // two independent normals: element i takes the cosine (even i) or sine (odd i) branch of block i / 2. A
-// keyed bijection of counters means distinct (name, i / 2) never share a block, and Philox's output passes
-// BigCrush, so the normals are as good as those of a sequential generator, without its sequence: a slice
-// starting anywhere computes the same values. (A SplitMix64-style hash of (seed, name, i) would do the
-// same job; Philox is the generator with the published statistical record and the one GPU libraries use,
-// so a device-side initialiser can reproduce these bits.)
+// keyed bijection of counters means distinct (name hash, i / 2) never share a block, and Philox's output
+// passes BigCrush, so the normals are as good as those of a sequential generator, without its sequence: a
+// slice starting anywhere computes the same values. (A SplitMix64-style hash of (seed, name, i) would do
+// the same job; Philox is the generator with the published statistical record and the one GPU libraries
+// use, so a device-side initialiser could draw the same uniforms.)
 #include "llmtrain/model/init.hpp"
 
 #include <algorithm>
