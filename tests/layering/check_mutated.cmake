@@ -1,0 +1,68 @@
+# Proves the layering check can fail (cmake -DROOT=<source tree> -DWORK=<scratch dir> -DCASE=<name> -P ...):
+# copies src/ and include/ of ROOT to WORK, breaks the layering in one way, runs check_layering.cmake on the
+# copy and requires a non-zero exit status and a report that names the broken file and line (or DEPENDS).
+#   stray_include   src/model/model.cpp gains #include "llmtrain/train/trainer.hpp" (model may not reach train)
+#   stray_header    include/llmtrain/tokenizer/tokenizer.hpp gains an include of llmtrain/data/
+#   unknown_area    src/core/log.cpp includes llmtrain/nowhere/, which is no area
+#   unused_depends  model's DEPENDS gains llmtrain_tokenizer, which no model file includes
+#   cycle           core's DEPENDS gains llmtrain_model (core -> model -> core)
+cmake_minimum_required(VERSION 3.25)
+foreach(var ROOT WORK CASE)
+  if(NOT ${var})
+    message(FATAL_ERROR "usage: cmake -DROOT=<tree> -DWORK=<scratch> -DCASE=<name> -P check_mutated.cmake")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+file(COPY "${ROOT}/src" "${ROOT}/include" DESTINATION "${WORK}")
+
+# Appends `line` to a copied file and sets `expect` to "<file>:<its line number>:".
+function(append_include file line)
+  file(READ "${WORK}/${file}" body)
+  if(NOT body MATCHES "\n$")
+    string(APPEND body "\n")
+  endif()
+  file(WRITE "${WORK}/${file}" "${body}${line}\n")
+  string(REGEX REPLACE "[^\n]" "" newlines "${body}")
+  string(LENGTH "${newlines}" count)
+  math(EXPR at "${count} + 1")
+  set(expect "${file}:${at}: " PARENT_SCOPE)
+endfunction()
+
+function(add_depends area extra)
+  file(READ "${WORK}/src/CMakeLists.txt" text)
+  string(REGEX REPLACE "llmtrain_add_area\\(${area} DEPENDS" "llmtrain_add_area(${area} DEPENDS ${extra}" changed "${text}")
+  if(changed STREQUAL text)
+    message(FATAL_ERROR "no llmtrain_add_area(${area} DEPENDS ...) in src/CMakeLists.txt to change")
+  endif()
+  file(WRITE "${WORK}/src/CMakeLists.txt" "${changed}")
+endfunction()
+
+if(CASE STREQUAL "stray_include")
+  append_include(src/model/model.cpp "#include \"llmtrain/train/trainer.hpp\"")
+  string(APPEND expect ".*area 'model' reaches 'train'")
+elseif(CASE STREQUAL "stray_header")
+  append_include(include/llmtrain/tokenizer/tokenizer.hpp "#include \"llmtrain/data/loader.hpp\"")
+  string(APPEND expect ".*area 'tokenizer' reaches 'data'")
+elseif(CASE STREQUAL "unknown_area")
+  append_include(src/core/log.cpp "#include <llmtrain/nowhere/thing.hpp>")
+  string(APPEND expect ".*'nowhere' is not an area")
+elseif(CASE STREQUAL "unused_depends")
+  add_depends(model llmtrain_tokenizer)
+  set(expect "area 'model' DEPENDS on llmtrain_tokenizer, but no file under src/model/ or include/llmtrain/model/ includes llmtrain/tokenizer/")
+elseif(CASE STREQUAL "cycle")
+  add_depends(core llmtrain_model)
+  set(expect "area 'core' reaches itself through DEPENDS")
+else()
+  message(FATAL_ERROR "unknown CASE '${CASE}'")
+endif()
+
+execute_process(COMMAND "${CMAKE_COMMAND}" "-DROOT=${WORK}" -P "${CMAKE_CURRENT_LIST_DIR}/check_layering.cmake"
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("exit status: ${status}\n--- output ---\n${out}${err}--- end ---")
+if(status EQUAL 0)
+  message(FATAL_ERROR "the layering check passed a tree with a broken layering (${CASE})")
+endif()
+if(NOT "${out}${err}" MATCHES "${expect}")
+  message(FATAL_ERROR "the report does not match '${expect}'")
+endif()
