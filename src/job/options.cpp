@@ -8,9 +8,6 @@
 namespace llmtrain::job {
 namespace {
 
-// Llama's rule for the SwiGLU width when [model] d_ff = 0: 2/3 of 4 d_model, rounded up to 256.
-std::int64_t llama_d_ff(std::int64_t d_model) { return (8 * d_model / 3 + 255) / 256 * 256; }
-
 tokenizer::TokenId special_token(const Config& config, const tokenizer::Tokenizer& tokenizer, const std::string& key,
                       const std::string& token) {
   const auto id = tokenizer.token_to_id(token);

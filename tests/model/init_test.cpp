@@ -13,7 +13,7 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/hash.hpp"
 #include "llmtrain/model/init.hpp"
-#include "llmtrain/model/model.hpp"
+#include "llmtrain/model/local_units.hpp"
 #include "philox.hpp"
 
 namespace llmtrain::model {
@@ -51,9 +51,9 @@ std::map<std::string, std::uint64_t> tensor_hashes(const std::vector<UnitLayout>
 
 template <typename T>
 std::vector<std::vector<T>> model_params(const ModelConfig& c) {
-  Model<T> model(c);
+  LocalUnits<T> units(c);
   std::vector<std::vector<T>> flats;
-  for (const auto& p : model.params()) {
+  for (const auto& p : units.params()) {
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.flat);
     flats.emplace_back(host.data(), host.data() + host.size());
   }
