@@ -1,17 +1,20 @@
 // Parsing, validation and printing of the TOML configuration, driven by the schema in config_schema.cpp.
 //
 // Every message names the file, the line and the key, so a user with a 200-line config finds the mistake
-// at once: "input.toml:12: model.d_modle: unknown key (did you mean model.d_model?)".
+// at once: "input.toml:12: model.d_modle: unknown key (did you mean model.d_model?)". A value that came
+// from a `--set` override names the override instead: "--set train.stepz=7: unknown key (did you mean
+// train.steps?)".
 #include <glob.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "config_file.hpp"
+#include "config_overrides.hpp"
 #include "config_schema.hpp"
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
@@ -54,16 +57,30 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
 struct Parse {
   std::string file;
   fs::path base_dir;
-  std::map<std::string, int> lines;
+  std::map<std::string, int> lines;               // "section.key" -> line, for keys set by the file
+  config_overrides::Origins origins;              // nodes put into the tree by overrides -> "--set ..."
+  std::map<std::string, std::string> overridden;  // "section.key" -> "--set ...", for keys set by overrides
 
-  std::string where(const std::string& key) const {
-    auto it = lines.find(key);
-    return it == lines.end() ? file : file + ":" + std::to_string(it->second);
+  const config_overrides::Origin* origin_of(const toml::node& node) const {
+    auto it = origins.find(&node);
+    return it == origins.end() ? nullptr : &it->second;
   }
+  // Where `key` got its value, for the other key named in a conflict: " (line 12)", " (--set ...)", " (default)".
+  std::string source_of(const std::string& key) const {
+    if (auto it = overridden.find(key); it != overridden.end()) return " (" + it->second + ")";
+    if (auto it = lines.find(key); it != lines.end()) return " (line " + std::to_string(it->second) + ")";
+    return " (default)";
+  }
+  // Relative paths in the file resolve against its directory, those in an override against the cwd.
+  fs::path base_for(const toml::node& node) const { return origin_of(node) ? fs::current_path() : base_dir; }
+
   [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
-    LLMTRAIN_FAIL(where(key), ": ", key, ": ", problem);
+    if (auto it = overridden.find(key); it != overridden.end()) LLMTRAIN_FAIL(it->second, ": ", problem);
+    auto it = lines.find(key);
+    LLMTRAIN_FAIL(it == lines.end() ? file : file + ":" + std::to_string(it->second), ": ", key, ": ", problem);
   }
   [[noreturn]] void fail_at(const toml::node& node, const std::string& key, const std::string& problem) const {
+    if (const config_overrides::Origin* origin = origin_of(node)) LLMTRAIN_FAIL(origin->text, ": ", problem);
     LLMTRAIN_FAIL(file, ":", node.source().begin.line, ": ", key, ": ", problem);
   }
 };
@@ -82,9 +99,9 @@ std::string describe(const toml::node& node) {
   return out.str();
 }
 
-std::string resolve_path(const Parse& parse, const std::string& path) {
+std::string resolve_path(const fs::path& base_dir, const std::string& path) {
   if (path.empty() || fs::path(path).is_absolute()) return path;
-  return (parse.base_dir / path).lexically_normal().string();
+  return (base_dir / path).lexically_normal().string();
 }
 
 bool glob_matches_something(const std::string& pattern) {
@@ -129,12 +146,18 @@ Value convert(const Parse& parse, const FieldSpec<Target>& spec, const toml::nod
     for (const auto& c : spec.choices) allowed += (allowed.empty() ? "" : ", ") + ("\"" + c + "\"");
     parse.fail_at(node, key, "\"" + v + "\" is not one of " + allowed + suggestion(v, spec.choices));
   }
-  if (spec.kind == Kind::InputPath || spec.kind == Kind::InputGlob || spec.kind == Kind::OutputPath)
-    v = resolve_path(parse, v);
-  if (spec.kind == Kind::InputPath && !v.empty() && !fs::exists(v))
-    parse.fail_at(node, key, "file not found: " + v);
-  if (spec.kind == Kind::InputGlob && !v.empty() && !fs::exists(v) && !glob_matches_something(v))
+  if (spec.kind != Kind::InputPath && spec.kind != Kind::InputGlob && spec.kind != Kind::OutputPath) return v;
+  v = resolve_path(parse.base_for(node), v);
+  if (v.empty()) return v;
+  const bool exists = config_file::exists(v);
+  // Inputs are files or directories: a FIFO or a device would block or never end when read.
+  if (spec.kind != Kind::OutputPath && exists && !config_file::is_file_or_directory(v))
+    parse.fail_at(node, key, v + " is " + config_file::kind_of(v) + ", not a file or directory");
+  if (spec.kind == Kind::InputPath && !exists) parse.fail_at(node, key, "file not found: " + v);
+  if (spec.kind == Kind::InputGlob && !exists && !glob_matches_something(v))
     parse.fail_at(node, key, "no file matches: " + v);
+  if (spec.kind == Kind::OutputPath && exists && !config_file::is_directory(v))
+    parse.fail_at(node, key, v + " is " + config_file::kind_of(v) + ", not a directory");
   return v;
 }
 
@@ -170,10 +193,13 @@ void read_table(Parse& parse, const toml::table& table, const std::vector<FieldS
   for (const auto& [name, node] : table) {
     const std::string key(name.str());
     const std::string full = prefix + "." + key;
-    parse.lines[full] = node.source().begin.line;
+    const config_overrides::Origin* origin = parse.origin_of(node);
+    if (origin) parse.overridden[full] = origin->text;
+    else parse.lines[full] = node.source().begin.line;
     if (skip.count(key)) continue;
     auto spec = std::find_if(fields.begin(), fields.end(), [&](const auto& s) { return s.key == key; });
-    if (spec == fields.end()) parse.fail_at(node, full, "unknown key" + unknown_key_hint(prefix, key, known));
+    if (spec == fields.end())  // an override's hint names the table as the override wrote it
+      parse.fail_at(node, full, "unknown key" + unknown_key_hint(origin ? origin->table : prefix, key, known));
     spec->set(target, convert(parse, *spec, node, full));
   }
   for (const auto& spec : fields)
@@ -214,10 +240,7 @@ void read_section(Parse& parse, const std::string& section, const toml::table& t
 // Settings that are valid one by one but not together.
 void check_conflicts(const Parse& parse, const Config& c) {
   const auto& m = c.model;
-  const auto line_of = [&](const std::string& key) {
-    auto it = parse.lines.find(key);
-    return it == parse.lines.end() ? std::string(" (default)") : " (line " + std::to_string(it->second) + ")";
-  };
+  const auto line_of = [&](const std::string& key) { return parse.source_of(key); };
   if (m.d_model % m.n_heads != 0)
     parse.fail("model.d_model", cat(m.d_model, " is not a multiple of model.n_heads = ", m.n_heads, line_of("model.n_heads")));
   if ((m.d_model / m.n_heads) % 2 != 0)
@@ -241,7 +264,9 @@ void check_conflicts(const Parse& parse, const Config& c) {
       if (!names.insert((*list)[i].name).second) {
         const std::string key = std::string(list == &c.data.datasets ? "data.datasets" : "data.eval_datasets") +
                                 "[" + std::to_string(i) + "]";
-        parse.fail(key, "dataset name \"" + (*list)[i].name + "\" is used twice");
+        // A name an override gave is reported against that override.
+        parse.fail(parse.overridden.count(key + ".name") ? key + ".name" : key,
+                   "dataset name \"" + (*list)[i].name + "\" is used twice");
       }
   }
 #ifndef LLMTRAIN_WITH_CUDA
@@ -258,8 +283,9 @@ Config default_config() {
   return config;
 }
 
-Config parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir) {
-  Parse parse{source_name, fs::path(base_dir), {}};
+Config parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir,
+                    const std::vector<std::string>& overrides) {
+  Parse parse{source_name, fs::path(base_dir), {}, {}, {}};
   toml::table root;
   try {
     root = toml::parse(toml_text, source_name);
@@ -267,6 +293,7 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
     LLMTRAIN_FAIL(source_name, ":", e.source().begin.line, ":", e.source().begin.column,
                   ": TOML syntax error: ", e.description());
   }
+  config_overrides::apply(root, overrides, parse.origins);
   Config config = default_config();
   config.source_file = source_name;
   std::vector<std::string> section_names;
@@ -279,25 +306,30 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
       parse.fail_at(node, section, (node.is_table() ? "unknown section" : "unknown key") + hint);
     }
     if (!node.is_table()) parse.fail_at(node, section, "expected a [" + section + "] table, got " + describe(node));
-    parse.lines[section] = node.source().begin.line;
     read_section(parse, section, *node.as_table(), config);
   }
   if (!root.contains("tokenizer"))
     parse.fail("tokenizer.path", "missing required key (add a [tokenizer] section with path = ...)");
   check_conflicts(parse, config);
   config.source_lines = parse.lines;
+  config.overrides = parse.overridden;
   return config;
 }
 
-Config load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  LLMTRAIN_CHECK(in, path, ": cannot open configuration file: ",
-                 fs::exists(path) ? "permission denied or not a file" : "no such file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const fs::path parent = fs::absolute(path).parent_path();
-  return parse_config(text.str(), path, parent.string());
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string text = config_file::read(path);
+  return parse_config(text, path, fs::absolute(path).parent_path().string(), overrides);
 }
+
+namespace {
+
+// "  # --set" after a value an override gave, "  # default" after one neither the file nor an override set.
+std::string origin_mark(const Config& config, const std::string& key) {
+  if (config.overrides.count(key)) return "  # --set";
+  return config.source_lines.count(key) ? "" : "  # default";
+}
+
+}  // namespace
 
 std::string to_toml(const Config& config) {
   std::ostringstream out;
@@ -305,18 +337,17 @@ std::string to_toml(const Config& config) {
     out << "[" << section << "]\n";
     for (const auto& spec : schema::config_fields()) {
       if (spec.section != section) continue;
-      out << spec.key << " = " << schema::value_to_toml(spec.get(config));
-      if (!config.source_lines.count(spec.full_key())) out << "  # default";
-      out << "\n";
+      out << spec.key << " = " << schema::value_to_toml(spec.get(config)) << origin_mark(config, spec.full_key()) << "\n";
     }
     out << "\n";
     if (section != "data") continue;
     for (const auto& [array, array_description] : schema::dataset_arrays()) {
       const auto& list = array == "data.datasets" ? config.data.datasets : config.data.eval_datasets;
-      for (const auto& dataset : list) {
+      for (std::size_t i = 0; i < list.size(); ++i) {
         out << "[[" << array << "]]\n";
         for (const auto& spec : schema::dataset_fields())
-          out << spec.key << " = " << schema::value_to_toml(spec.get(dataset)) << "\n";
+          out << spec.key << " = " << schema::value_to_toml(spec.get(list[i]))
+              << (config.overrides.count(cat(array, "[", i, "].", spec.key)) ? "  # --set" : "") << "\n";
         out << "\n";
       }
     }
