@@ -152,7 +152,8 @@ void apply_one(toml::table& root, const std::string& text, Origins& origins) {
     table = &dataset_table(root, parts[1], parts[2], origin);
     schema_section = "data.datasets";
   } else if (dataset_array) {
-    LLMTRAIN_FAIL(origin, ": a dataset is addressed by its name: ", parts[0], ".", parts[1], ".NAME.key=value");
+    LLMTRAIN_FAIL(origin, ": a dataset is addressed by its name: ", parts[0], ".", parts[1], ".NAME.key=value",
+                  " (quote a name that has dots: ", parts[0], ".", parts[1], ".\"web.en\".weight=0.5)");
   } else {
     LLMTRAIN_FAIL(origin, ": ", kForms);
   }
