@@ -240,20 +240,21 @@ void read_section(Parse& parse, const std::string& section, const toml::table& t
 // Settings that are valid one by one but not together.
 void check_conflicts(const Parse& parse, const Config& c) {
   const auto& m = c.model;
-  const auto line_of = [&](const std::string& key) { return parse.source_of(key); };
   if (m.d_model % m.n_heads != 0)
-    parse.fail("model.d_model", cat(m.d_model, " is not a multiple of model.n_heads = ", m.n_heads, line_of("model.n_heads")));
+    parse.fail("model.d_model",
+               cat(m.d_model, " is not a multiple of model.n_heads = ", m.n_heads, parse.source_of("model.n_heads")));
   if ((m.d_model / m.n_heads) % 2 != 0)
     parse.fail("model.d_model", cat("head size d_model / n_heads = ", m.d_model / m.n_heads,
                                     " must be even for rotary embeddings"));
   const std::int64_t kv_heads = m.n_kv_heads == 0 ? m.n_heads : m.n_kv_heads;
   if (m.n_heads % kv_heads != 0)
-    parse.fail("model.n_kv_heads", cat(kv_heads, " does not divide model.n_heads = ", m.n_heads, line_of("model.n_heads")));
+    parse.fail("model.n_kv_heads",
+               cat(kv_heads, " does not divide model.n_heads = ", m.n_heads, parse.source_of("model.n_heads")));
   if (c.train.min_lr > c.train.lr)
-    parse.fail("train.min_lr", cat(c.train.min_lr, " is larger than train.lr = ", c.train.lr, line_of("train.lr")));
+    parse.fail("train.min_lr", cat(c.train.min_lr, " is larger than train.lr = ", c.train.lr, parse.source_of("train.lr")));
   if (c.train.warmup_steps > c.train.steps)
     parse.fail("train.warmup_steps", cat(c.train.warmup_steps, " is larger than train.steps = ", c.train.steps,
-                                         line_of("train.steps")));
+                                         parse.source_of("train.steps")));
   if (c.data.datasets.empty())
     parse.fail("data.datasets", "no [[data.datasets]] table: at least one training dataset is required");
   if (c.train.eval_every > 0 && c.data.eval_datasets.empty())
@@ -347,7 +348,7 @@ std::string to_toml(const Config& config) {
         out << "[[" << array << "]]\n";
         for (const auto& spec : schema::dataset_fields())
           out << spec.key << " = " << schema::value_to_toml(spec.get(list[i]))
-              << (config.overrides.count(cat(array, "[", i, "].", spec.key)) ? "  # --set" : "") << "\n";
+              << origin_mark(config, cat(array, "[", i, "].", spec.key)) << "\n";
         out << "\n";
       }
     }
