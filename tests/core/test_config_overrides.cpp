@@ -81,6 +81,7 @@ TEST_F(ConfigTest, DatasetsAreAddressedByName) {
   EXPECT_EQ(c.overrides.at("data.datasets[1].weight"), "--set data.datasets.\"web.en\".weight=0.5");
   const std::string printed = llmtrain::to_toml(c);
   EXPECT_NE(printed.find("weight = 0.5  # --set\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("field = \"text\"  # default\n"), std::string::npos) << printed;  // dataset keys too
   // A renamed dataset is addressed by its new name in the overrides that follow.
   EXPECT_DOUBLE_EQ(load(minimal(), {"data.datasets.web.name=www", "data.datasets.www.weight=3"}).data.datasets[0].weight, 3.0);
 }
