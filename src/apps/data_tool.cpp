@@ -41,7 +41,9 @@ const char* const kUsage =
     "                              [--threads T]\n"
     "       llmtrain-data inspect CONFIG [--rows N] [--world-size W] [--sample-blocks K]\n"
     "       llmtrain-data state FILE\n"
-    "       llmtrain-data pretokenize CONFIG --output DIR [--threads T]\n";
+    "       llmtrain-data pretokenize CONFIG --output DIR [--threads T]\n"
+    "commands that read CONFIG also take --set section.key=value (repeatable), as llmtrain does:\n"
+    "       --set data.seq_len=256 --set data.datasets.web.path=corpus/web   (see llmtrain --help)\n";
 
 long long to_int(const std::string& option, const std::string& value) {
   std::size_t used = 0;
@@ -64,8 +66,9 @@ double cpu_seconds() {  // user + system time of the process, all threads
 }
 
 // The tokenizer and the training loader's options of a run configuration, as the llmtrain job builds them.
-std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const std::string& config_path) {
-  const Config config = load_config(config_path);
+std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const std::string& config_path,
+                                                                        const std::vector<std::string>& overrides) {
+  const Config config = load_config(config_path, overrides);
   tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
   data::LoaderOptions options = job::loader_options(config, config.data.datasets, tok);
   return {std::move(tok), std::move(options)};
@@ -73,6 +76,7 @@ std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const st
 
 int simulate_command(int argc, char** argv) {
   std::string config_path;
+  std::vector<std::string> overrides;
   data::SimulateOptions sim;
   bool world = false, steps = false, batch = false;
   for (int i = 2; i < argc; ++i) {
@@ -89,6 +93,7 @@ int simulate_command(int argc, char** argv) {
     else if (a == "--metadata-only") sim.metadata_only = true;
     else if (a == "--save-state") sim.save_state_dir = value();
     else if (a == "--provenance") sim.provenance_path = value();
+    else if (a == "--set") overrides.push_back(value());
     else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
     else {
       LLMTRAIN_CHECK(config_path.empty(), "more than one configuration file given\n", kUsage);
@@ -97,7 +102,7 @@ int simulate_command(int argc, char** argv) {
   }
   LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
   LLMTRAIN_CHECK(world && steps && batch, "--world-size, --steps and --batch are required\n", kUsage);
-  auto [tok, options] = load_training_data(config_path);
+  auto [tok, options] = load_training_data(config_path, overrides);
   options.threads = 1;  // W loaders share this process: no thread per loader (the output is the same)
   options.prefetch_rows = 0;
   const Stopwatch watch;
@@ -112,6 +117,7 @@ int simulate_command(int argc, char** argv) {
 // time (restore reads rank 0's state and fresh states of the other ranks), peak memory of the process.
 int bench_command(int argc, char** argv) {
   std::string config_path;
+  std::vector<std::string> overrides;
   long long steps = 50, batch = 8, world = 1, prefetch = -1, threads = -1;  // -1: as configured
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -124,13 +130,14 @@ int bench_command(int argc, char** argv) {
     else if (a == "--world-size") world = to_int(a, value());
     else if (a == "--prefetch") prefetch = to_int(a, value());
     else if (a == "--threads") threads = to_int(a, value());
+    else if (a == "--set") overrides.push_back(value());
     else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
     else config_path = a;
   }
   LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
   LLMTRAIN_CHECK(steps >= 1 && batch >= 1 && world >= 1 && prefetch >= -1 && threads >= -1 && threads != 0,
                  "bench: --steps, --batch, --world-size and --threads must be >= 1, --prefetch >= 0\n", kUsage);
-  auto [tok, options] = load_training_data(config_path);
+  auto [tok, options] = load_training_data(config_path, overrides);
   options.batch_rows = batch;
   if (prefetch >= 0) options.prefetch_rows = prefetch;
   if (threads >= 1) options.threads = threads;
@@ -178,6 +185,7 @@ int bench_command(int argc, char** argv) {
 // receive, decoded.
 int inspect_command(int argc, char** argv) {
   std::string config_path;
+  std::vector<std::string> overrides;
   long long rows = 2, world = 1, sample_blocks = 16;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -188,13 +196,14 @@ int inspect_command(int argc, char** argv) {
     if (a == "--rows") rows = to_int(a, value());
     else if (a == "--world-size") world = to_int(a, value());
     else if (a == "--sample-blocks") sample_blocks = to_int(a, value());
+    else if (a == "--set") overrides.push_back(value());
     else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
     else config_path = a;
   }
   LLMTRAIN_CHECK(!config_path.empty(), "no configuration file given\n", kUsage);
   LLMTRAIN_CHECK(rows >= 0 && world >= 1 && sample_blocks >= 1, "inspect: --rows must be >= 0, --world-size and "
                  "--sample-blocks >= 1\n", kUsage);
-  auto [tok, options] = load_training_data(config_path);
+  auto [tok, options] = load_training_data(config_path, overrides);
   data::TokenizerEncoder encoder(tok);
   std::cerr << "sampling " << sample_blocks << " blocks per dataset...\n";
   for (const data::DatasetSummary& s : data::summarize_corpus(options, encoder, static_cast<int>(sample_blocks))) {
@@ -220,6 +229,7 @@ int inspect_command(int argc, char** argv) {
 // Every raw-text file of the configured datasets -> DIR/<dataset>/<file>.ltok, skipping complete outputs.
 int pretokenize_command(int argc, char** argv) {
   std::string config_path, output;
+  std::vector<std::string> overrides;
   long long threads = 0;  // 0: as configured (data.threads)
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -229,13 +239,14 @@ int pretokenize_command(int argc, char** argv) {
     };
     if (a == "--output") output = value();
     else if (a == "--threads") threads = to_int(a, value());
+    else if (a == "--set") overrides.push_back(value());
     else if (!a.empty() && a[0] == '-') LLMTRAIN_FAIL("unknown option '", a, "'\n", kUsage);
     else config_path = a;
   }
   LLMTRAIN_CHECK(!config_path.empty() && !output.empty(), "pretokenize: CONFIG and --output DIR are required\n",
                  kUsage);
   LLMTRAIN_CHECK(threads >= 0, "pretokenize: --threads must be >= 1\n", kUsage);
-  auto [tok, options] = load_training_data(config_path);
+  auto [tok, options] = load_training_data(config_path, overrides);
   const Stopwatch watch;
   data::PretokenizeReport r = data::pretokenize(options, data::TokenizerEncoder(tok), tok.vocab_size(), output,
                                                 static_cast<int>(threads > 0 ? threads : options.threads), std::cerr);

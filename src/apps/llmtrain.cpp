@@ -24,6 +24,12 @@ const char* kUsage =
     "  -V, --version         print the version and build features and exit\n"
     "  -n, --dry-run         validate the configuration, print it resolved (defaults included), the\n"
     "                        parameter count and a per-rank memory estimate, and exit\n"
+    "      --set KEY=VALUE   override one configuration key (repeatable; the last one wins), checked like\n"
+    "                        the file; relative paths resolve against the working directory:\n"
+    "                          --set train.steps=7 --set train.lr=3e-4 --set parallel.backend=mpi\n"
+    "                          --set train.run_dir=runs/r2 --set model.tie_embeddings=true\n"
+    "                          --set data.datasets.kjv.weight=2     (a dataset by its name)\n"
+    "                          --set 'data.datasets.\"web.en\".weight=0.5'   (a name with a dot, quoted)\n"
     "      --config-reference  print the configuration reference (docs/config.md) and exit\n"
     "\n"
     "Configuration keys: docs/config.md. Design: docs/architecture.md.\n";
@@ -31,6 +37,7 @@ const char* kUsage =
 struct Options {
   bool dry_run = false;
   std::string config_path;
+  std::vector<std::string> overrides;  // --set section.key=value, in order
 };
 
 void print_version() {
@@ -60,6 +67,14 @@ Options parse_arguments(int argc, char** argv) {
       std::exit(0);
     } else if (arg == "-n" || arg == "--dry-run") {
       options.dry_run = true;
+    } else if (arg == "--set") {
+      if (i + 1 == argc) {
+        std::fprintf(stderr, "llmtrain: --set needs a value: --set section.key=value\n\n%s", kUsage);
+        std::exit(2);
+      }
+      options.overrides.push_back(argv[++i]);
+    } else if (arg.rfind("--set=", 0) == 0) {
+      options.overrides.push_back(arg.substr(6));
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "llmtrain: unknown option '%s'\n\n%s", arg.c_str(), kUsage);
       std::exit(2);
@@ -84,6 +99,6 @@ int main(int argc, char** argv) {
   llmtrain::model::ensure_fast_blas_kernels(argv);  // may re-execute the program: before anything else
   const Options options = parse_arguments(argc, argv);
   return llmtrain::dist::run_spmd(argc, argv, [&](llmtrain::dist::Runtime& runtime) {
-    return llmtrain::job::run_llmtrain(options.config_path, options.dry_run, runtime);
+    return llmtrain::job::run_llmtrain(options.config_path, options.overrides, options.dry_run, runtime);
   });
 }

@@ -1,17 +1,20 @@
 // Parsing, validation and printing of the TOML configuration, driven by the schema in config_schema.cpp.
 //
 // Every message names the file, the line and the key, so a user with a 200-line config finds the mistake
-// at once: "input.toml:12: model.d_modle: unknown key (did you mean model.d_model?)".
+// at once: "input.toml:12: model.d_modle: unknown key (did you mean model.d_model?)". A value that came
+// from a `--set` override names the override instead: "--set train.stepz=7: unknown key (did you mean
+// train.steps?)".
 #include <glob.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "config_file.hpp"
+#include "config_overrides.hpp"
 #include "config_schema.hpp"
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
@@ -54,16 +57,30 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
 struct Parse {
   std::string file;
   fs::path base_dir;
-  std::map<std::string, int> lines;
+  std::map<std::string, int> lines;               // "section.key" -> line, for keys set by the file
+  config_overrides::Origins origins;              // nodes put into the tree by overrides -> "--set ..."
+  std::map<std::string, std::string> overridden;  // "section.key" -> "--set ...", for keys set by overrides
 
-  std::string where(const std::string& key) const {
-    auto it = lines.find(key);
-    return it == lines.end() ? file : file + ":" + std::to_string(it->second);
+  const config_overrides::Origin* origin_of(const toml::node& node) const {
+    auto it = origins.find(&node);
+    return it == origins.end() ? nullptr : &it->second;
   }
+  // Where `key` got its value, for the other key named in a conflict: " (line 12)", " (--set ...)", " (default)".
+  std::string source_of(const std::string& key) const {
+    if (auto it = overridden.find(key); it != overridden.end()) return " (" + it->second + ")";
+    if (auto it = lines.find(key); it != lines.end()) return " (line " + std::to_string(it->second) + ")";
+    return " (default)";
+  }
+  // Relative paths in the file resolve against its directory, those in an override against the cwd.
+  fs::path base_for(const toml::node& node) const { return origin_of(node) ? fs::current_path() : base_dir; }
+
   [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
-    LLMTRAIN_FAIL(where(key), ": ", key, ": ", problem);
+    if (auto it = overridden.find(key); it != overridden.end()) LLMTRAIN_FAIL(it->second, ": ", problem);
+    auto it = lines.find(key);
+    LLMTRAIN_FAIL(it == lines.end() ? file : file + ":" + std::to_string(it->second), ": ", key, ": ", problem);
   }
   [[noreturn]] void fail_at(const toml::node& node, const std::string& key, const std::string& problem) const {
+    if (const config_overrides::Origin* origin = origin_of(node)) LLMTRAIN_FAIL(origin->text, ": ", problem);
     LLMTRAIN_FAIL(file, ":", node.source().begin.line, ": ", key, ": ", problem);
   }
 };
@@ -82,9 +99,9 @@ std::string describe(const toml::node& node) {
   return out.str();
 }
 
-std::string resolve_path(const Parse& parse, const std::string& path) {
+std::string resolve_path(const fs::path& base_dir, const std::string& path) {
   if (path.empty() || fs::path(path).is_absolute()) return path;
-  return (parse.base_dir / path).lexically_normal().string();
+  return (base_dir / path).lexically_normal().string();
 }
 
 bool glob_matches_something(const std::string& pattern) {
@@ -129,12 +146,18 @@ Value convert(const Parse& parse, const FieldSpec<Target>& spec, const toml::nod
     for (const auto& c : spec.choices) allowed += (allowed.empty() ? "" : ", ") + ("\"" + c + "\"");
     parse.fail_at(node, key, "\"" + v + "\" is not one of " + allowed + suggestion(v, spec.choices));
   }
-  if (spec.kind == Kind::InputPath || spec.kind == Kind::InputGlob || spec.kind == Kind::OutputPath)
-    v = resolve_path(parse, v);
-  if (spec.kind == Kind::InputPath && !v.empty() && !fs::exists(v))
-    parse.fail_at(node, key, "file not found: " + v);
-  if (spec.kind == Kind::InputGlob && !v.empty() && !fs::exists(v) && !glob_matches_something(v))
+  if (spec.kind != Kind::InputPath && spec.kind != Kind::InputGlob && spec.kind != Kind::OutputPath) return v;
+  v = resolve_path(parse.base_for(node), v);
+  if (v.empty()) return v;
+  const bool exists = config_file::exists(v);
+  // Inputs are files or directories: a FIFO or a device would block or never end when read.
+  if (spec.kind != Kind::OutputPath && exists && !config_file::is_file_or_directory(v))
+    parse.fail_at(node, key, v + " is " + config_file::kind_of(v) + ", not a file or directory");
+  if (spec.kind == Kind::InputPath && !exists) parse.fail_at(node, key, "file not found: " + v);
+  if (spec.kind == Kind::InputGlob && !exists && !glob_matches_something(v))
     parse.fail_at(node, key, "no file matches: " + v);
+  if (spec.kind == Kind::OutputPath && exists && !config_file::is_directory(v))
+    parse.fail_at(node, key, v + " is " + config_file::kind_of(v) + ", not a directory");
   return v;
 }
 
@@ -170,10 +193,13 @@ void read_table(Parse& parse, const toml::table& table, const std::vector<FieldS
   for (const auto& [name, node] : table) {
     const std::string key(name.str());
     const std::string full = prefix + "." + key;
-    parse.lines[full] = node.source().begin.line;
+    const config_overrides::Origin* origin = parse.origin_of(node);
+    if (origin) parse.overridden[full] = origin->text;
+    else parse.lines[full] = node.source().begin.line;
     if (skip.count(key)) continue;
     auto spec = std::find_if(fields.begin(), fields.end(), [&](const auto& s) { return s.key == key; });
-    if (spec == fields.end()) parse.fail_at(node, full, "unknown key" + unknown_key_hint(prefix, key, known));
+    if (spec == fields.end())  // an override's hint names the table as the override wrote it
+      parse.fail_at(node, full, "unknown key" + unknown_key_hint(origin ? origin->table : prefix, key, known));
     spec->set(target, convert(parse, *spec, node, full));
   }
   for (const auto& spec : fields)
@@ -214,23 +240,21 @@ void read_section(Parse& parse, const std::string& section, const toml::table& t
 // Settings that are valid one by one but not together.
 void check_conflicts(const Parse& parse, const Config& c) {
   const auto& m = c.model;
-  const auto line_of = [&](const std::string& key) {
-    auto it = parse.lines.find(key);
-    return it == parse.lines.end() ? std::string(" (default)") : " (line " + std::to_string(it->second) + ")";
-  };
   if (m.d_model % m.n_heads != 0)
-    parse.fail("model.d_model", cat(m.d_model, " is not a multiple of model.n_heads = ", m.n_heads, line_of("model.n_heads")));
+    parse.fail("model.d_model",
+               cat(m.d_model, " is not a multiple of model.n_heads = ", m.n_heads, parse.source_of("model.n_heads")));
   if ((m.d_model / m.n_heads) % 2 != 0)
     parse.fail("model.d_model", cat("head size d_model / n_heads = ", m.d_model / m.n_heads,
                                     " must be even for rotary embeddings"));
   const std::int64_t kv_heads = m.n_kv_heads == 0 ? m.n_heads : m.n_kv_heads;
   if (m.n_heads % kv_heads != 0)
-    parse.fail("model.n_kv_heads", cat(kv_heads, " does not divide model.n_heads = ", m.n_heads, line_of("model.n_heads")));
+    parse.fail("model.n_kv_heads",
+               cat(kv_heads, " does not divide model.n_heads = ", m.n_heads, parse.source_of("model.n_heads")));
   if (c.train.min_lr > c.train.lr)
-    parse.fail("train.min_lr", cat(c.train.min_lr, " is larger than train.lr = ", c.train.lr, line_of("train.lr")));
+    parse.fail("train.min_lr", cat(c.train.min_lr, " is larger than train.lr = ", c.train.lr, parse.source_of("train.lr")));
   if (c.train.warmup_steps > c.train.steps)
     parse.fail("train.warmup_steps", cat(c.train.warmup_steps, " is larger than train.steps = ", c.train.steps,
-                                         line_of("train.steps")));
+                                         parse.source_of("train.steps")));
   if (c.data.datasets.empty())
     parse.fail("data.datasets", "no [[data.datasets]] table: at least one training dataset is required");
   if (c.train.eval_every > 0 && c.data.eval_datasets.empty())
@@ -241,7 +265,9 @@ void check_conflicts(const Parse& parse, const Config& c) {
       if (!names.insert((*list)[i].name).second) {
         const std::string key = std::string(list == &c.data.datasets ? "data.datasets" : "data.eval_datasets") +
                                 "[" + std::to_string(i) + "]";
-        parse.fail(key, "dataset name \"" + (*list)[i].name + "\" is used twice");
+        // A name an override gave is reported against that override.
+        parse.fail(parse.overridden.count(key + ".name") ? key + ".name" : key,
+                   "dataset name \"" + (*list)[i].name + "\" is used twice");
       }
   }
 #ifndef LLMTRAIN_WITH_CUDA
@@ -258,8 +284,9 @@ Config default_config() {
   return config;
 }
 
-Config parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir) {
-  Parse parse{source_name, fs::path(base_dir), {}};
+Config parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir,
+                    const std::vector<std::string>& overrides) {
+  Parse parse{source_name, fs::path(base_dir), {}, {}, {}};
   toml::table root;
   try {
     root = toml::parse(toml_text, source_name);
@@ -267,6 +294,7 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
     LLMTRAIN_FAIL(source_name, ":", e.source().begin.line, ":", e.source().begin.column,
                   ": TOML syntax error: ", e.description());
   }
+  config_overrides::apply(root, overrides, parse.origins);
   Config config = default_config();
   config.source_file = source_name;
   std::vector<std::string> section_names;
@@ -279,25 +307,30 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
       parse.fail_at(node, section, (node.is_table() ? "unknown section" : "unknown key") + hint);
     }
     if (!node.is_table()) parse.fail_at(node, section, "expected a [" + section + "] table, got " + describe(node));
-    parse.lines[section] = node.source().begin.line;
     read_section(parse, section, *node.as_table(), config);
   }
   if (!root.contains("tokenizer"))
     parse.fail("tokenizer.path", "missing required key (add a [tokenizer] section with path = ...)");
   check_conflicts(parse, config);
   config.source_lines = parse.lines;
+  config.overrides = parse.overridden;
   return config;
 }
 
-Config load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  LLMTRAIN_CHECK(in, path, ": cannot open configuration file: ",
-                 fs::exists(path) ? "permission denied or not a file" : "no such file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const fs::path parent = fs::absolute(path).parent_path();
-  return parse_config(text.str(), path, parent.string());
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string text = config_file::read(path);
+  return parse_config(text, path, fs::absolute(path).parent_path().string(), overrides);
 }
+
+namespace {
+
+// "  # --set" after a value an override gave, "  # default" after one neither the file nor an override set.
+std::string origin_mark(const Config& config, const std::string& key) {
+  if (config.overrides.count(key)) return "  # --set";
+  return config.source_lines.count(key) ? "" : "  # default";
+}
+
+}  // namespace
 
 std::string to_toml(const Config& config) {
   std::ostringstream out;
@@ -305,18 +338,17 @@ std::string to_toml(const Config& config) {
     out << "[" << section << "]\n";
     for (const auto& spec : schema::config_fields()) {
       if (spec.section != section) continue;
-      out << spec.key << " = " << schema::value_to_toml(spec.get(config));
-      if (!config.source_lines.count(spec.full_key())) out << "  # default";
-      out << "\n";
+      out << spec.key << " = " << schema::value_to_toml(spec.get(config)) << origin_mark(config, spec.full_key()) << "\n";
     }
     out << "\n";
     if (section != "data") continue;
     for (const auto& [array, array_description] : schema::dataset_arrays()) {
       const auto& list = array == "data.datasets" ? config.data.datasets : config.data.eval_datasets;
-      for (const auto& dataset : list) {
+      for (std::size_t i = 0; i < list.size(); ++i) {
         out << "[[" << array << "]]\n";
         for (const auto& spec : schema::dataset_fields())
-          out << spec.key << " = " << schema::value_to_toml(spec.get(dataset)) << "\n";
+          out << spec.key << " = " << schema::value_to_toml(spec.get(list[i]))
+              << origin_mark(config, cat(array, "[", i, "].", spec.key)) << "\n";
         out << "\n";
       }
     }
@@ -326,14 +358,43 @@ std::string to_toml(const Config& config) {
 
 std::string config_reference_markdown() {
   std::ostringstream out;
-  out << "# Configuration reference\n\n"
-      << "<!-- Generated from src/core/config_schema.cpp by `llmtrain --config-reference`; "
-         "a test checks that this file matches. -->\n\n"
-      << "A run is configured by one TOML file. Relative paths written in the file are resolved against the\n"
-      << "directory of that file; default paths stay relative to the working directory.\n\n"
-      << "Unknown keys, wrong types, out-of-range values, missing files and conflicting settings are errors\n"
-      << "that name the file, the line and the key. `llmtrain --dry-run FILE` prints the resolved\n"
-      << "configuration with every default.\n";
+  // The preamble: what a reader needs before the tables.
+  out << R"md(# Configuration reference
+
+<!-- Generated from src/core/config_schema.cpp by `llmtrain --config-reference`; a test checks that this file matches. -->
+
+A run is configured by one TOML file. Relative paths written in the file are resolved against the
+directory of that file; default paths stay relative to the working directory.
+
+Unknown keys, wrong types, out-of-range values, missing files and conflicting settings are errors
+that name the file, the line and the key. `llmtrain --dry-run FILE` prints the resolved
+configuration with every default.
+
+The file must be a regular file of at most 16 MiB. Input paths (`path`) must name files or
+directories (a FIFO or a device is refused), output directories (`run_dir`, `dir`) directories if
+they exist.
+
+## Overrides: `--set section.key=value`
+
+`llmtrain` and the `llmtrain-data` commands that read a configuration take `--set section.key=value`,
+repeatable. Overrides are applied in order after the file is parsed and before anything is checked:
+an override replaces the file's value, a later override replaces an earlier one, and the result is
+exactly what a file with those values would give (same types, ranges, choices and conflict checks).
+Errors name the override: `--set train.stepz=7: unknown key (did you mean train.steps?)`, and a
+conflict with a key of the file names both (`... 30 is larger than train.steps = 7 (--set
+train.steps=7)`). `--dry-run` marks overridden keys `# --set`.
+
+- Values are typed by the schema, so quotes are optional: `--set parallel.backend=mpi`,
+  `--set train.run_dir=runs/r`, `--set model.tie_embeddings=true`, `--set train.lr=3e-4`. A value
+  that starts with a quote is read as a TOML string (`--set 'tokenizer.eos_token="</s>"'`).
+- Relative paths in an override resolve against the current working directory (paths in the file
+  against the file's directory).
+- A dataset is addressed by its name: `--set data.datasets.web.weight=2`,
+  `--set data.eval_datasets.held-out.path=eval.jsonl`. The key is TOML dotted-key syntax, so a name
+  with a dot (or any character other than letters, digits, `_` and `-`) is quoted:
+  `--set 'data.datasets."web.en".weight=0.5'`. An unknown name is an error listing the names.
+  Overrides change existing datasets; they do not add or remove one.
+)md";
   const auto row = [&out](const auto& spec) {
     std::string def = spec.required ? "required" : "`" + schema::value_to_toml(spec.default_value) + "`";
     std::string range;

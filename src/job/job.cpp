@@ -48,6 +48,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     p.encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
     p.model_config = job::model_config(config, std::int64_t(p.encoder->tokenizer().vocab_size()));
   });
+  log_info("tensor collectives over ", p.comm->name());
   // Each rank streams its own logical shards; nothing is read before the first batch.
   dist::agree(runtime, [&] {
     const data::LoaderOptions train_options =

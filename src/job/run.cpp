@@ -39,9 +39,10 @@ void set_up_logging(const Config& config, dist::Runtime& runtime) {
 
 }  // namespace
 
-int run_llmtrain(const std::string& config_path, bool dry_run, dist::Runtime& runtime) {
+int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
+                 dist::Runtime& runtime) {
   Config config;
-  dist::agree(runtime, [&] { config = load_config(config_path); });
+  dist::agree(runtime, [&] { config = load_config(config_path, overrides); });
   if (dry_run) {
     print_dry_run(config, runtime);
     return 0;

@@ -2,11 +2,11 @@
 // generated reference, and every class of bad input, each with a file:line:key message.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "config_fixture.hpp"
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
 
@@ -15,43 +15,7 @@ using llmtrain::Config;
 
 namespace {
 
-class ConfigTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/llmtrain-config-XXXXXX";
-    dir_ = mkdtemp(pattern);
-    std::ofstream(dir_ / "tok.json") << "{}";
-    fs::create_directories(dir_ / "corpus");
-    std::ofstream(dir_ / "corpus" / "a.jsonl") << "{\"text\": \"hello\"}\n";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // A valid configuration; `extra` is appended (TOML allows re-opening nothing, so tests pass whole sections).
-  std::string minimal(const std::string& model = "", const std::string& train = "", const std::string& tail = "") {
-    return "[model]\nd_model = 64\nn_heads = 4\nvocab_size = 1000\n" + model +
-           "\n[tokenizer]\npath = \"tok.json\"\n"
-           "\n[train]\nsteps = 10\nwarmup_steps = 2\n" + train +
-           "\n[[data.datasets]]\nname = \"web\"\npath = \"corpus\"\nweight = 0.7\n" + tail;
-  }
-
-  Config load(const std::string& text) {
-    const fs::path file = dir_ / "input.toml";
-    std::ofstream(file) << text;
-    return llmtrain::load_config(file.string());
-  }
-
-  // The message of the error that loading `text` raises ("" if it loads).
-  std::string error_of(const std::string& text) {
-    try {
-      load(text);
-    } catch (const llmtrain::Error& e) {
-      return e.what();
-    }
-    return "";
-  }
-
-  fs::path dir_;
-};
+using llmtrain_test::ConfigTest;
 
 TEST_F(ConfigTest, MinimalFileGetsDefaultsAndResolvedPaths) {
   const Config c = load(minimal());

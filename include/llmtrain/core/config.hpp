@@ -7,6 +7,10 @@
 //
 // Relative paths written in a file are resolved against the directory of that file; default paths
 // (train.run_dir) stay relative to the working directory.
+//
+// Overrides ("--set section.key=value" on the command line) replace or add values after the file is parsed
+// and before anything is checked, so they are validated like the file and conflicts see the final values.
+// Their relative paths resolve against the working directory.
 #pragma once
 
 #include <cstdint>
@@ -89,18 +93,23 @@ struct Config {
 
   std::string source_file;                    // the TOML file it came from ("" for defaults)
   std::map<std::string, int> source_lines;    // "section.key" -> line in source_file, for messages
+  std::map<std::string, std::string> overrides;  // "section.key" (datasets: "data.datasets[i].key") -> the
+                                                // "--set ..." that gave its value
 };
 
 // A configuration with every schema default applied (required keys left empty).
 Config default_config();
 
-// Parses, applies defaults, validates and resolves paths. Throws llmtrain::Error with
-// "file:line: key: problem" for syntax errors, unknown keys (with a "did you mean"), wrong types,
-// out-of-range values, missing referenced files and conflicting settings.
-Config load_config(const std::string& path);
-// The same for text in memory; source_name is used in messages and paths resolve against base_dir.
-Config parse_config(const std::string& toml_text, const std::string& source_name,
-                    const std::string& base_dir);
+// Reads the file (a regular file of at most 16 MiB), applies `overrides` ("section.key=value" or
+// "data.datasets.NAME.key=value", later ones winning; values typed by the schema, quotes optional), then
+// defaults, validates and resolves paths. Throws llmtrain::Error with "file:line: key: problem", or
+// "--set section.key=value: problem" for a value an override gave, for an unreadable file, syntax errors,
+// unknown keys (with a "did you mean"), wrong types, out-of-range values, missing referenced files and
+// conflicting settings.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same for text in memory; source_name is used in messages and the file's paths resolve against base_dir.
+Config parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir,
+                    const std::vector<std::string>& overrides = {});
 
 // The resolved configuration, defaults included, as TOML that load_config accepts again.
 std::string to_toml(const Config& config);

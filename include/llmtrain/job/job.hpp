@@ -53,8 +53,10 @@ class Job {
   std::unique_ptr<Parts> parts_;
 };
 
-// `llmtrain input.toml` after argument parsing: loads the configuration (agreed), prints the dry-run
-// report or sets up logging and stop signals, builds the job and trains. Returns the exit status.
-int run_llmtrain(const std::string& config_path, bool dry_run, dist::Runtime& runtime);
+// `llmtrain input.toml` after argument parsing: loads the configuration with its --set overrides (agreed),
+// prints the dry-run report or sets up logging and stop signals, builds the job and trains. Returns the
+// exit status.
+int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
+                 dist::Runtime& runtime);
 
 }  // namespace llmtrain::job
