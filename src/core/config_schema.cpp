@@ -176,7 +176,8 @@ const std::vector<FieldSpec<Config>>& config_fields() {
       bind_member(&C::parallel, &ParallelConfig::progress_us, integer<C>("parallel", "progress_us", 1000, 0, 1000000,
            "Compute polls communication in flight about every this many microseconds (MPI over TCP advances "
            "only inside MPI calls); large matrix products are split into row panels of about this duration at a "
-           "nominal 100 GFLOP/s. 0: no polling, no split.")),
+           "nominal 100 GFLOP/s. The split changes the last bits of those products, deterministically: results stay a "
+           "function of the configuration. 0: no polling, no split.")),
       bind_member(&C::log, &LogConfig::level, choice<C>("log", "level", "info", {"debug", "info", "warn", "error"},
            "Least severe message printed.")),
       bind_member(&C::log, &LogConfig::per_rank, boolean<C>("log", "per_rank", false,
