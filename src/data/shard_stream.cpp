@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "llmtrain/core/error.hpp"
+#include "stop_check.hpp"
 
 namespace llmtrain::data {
 
@@ -154,6 +155,7 @@ std::optional<ShardStream::Drawn> ShardStream::next(TextExtractor& extractor, co
   // Bound on epoch changes without a document: beyond it every owned shard went through a whole epoch empty.
   std::size_t fruitless = 0;
   while (fruitless <= 2 * shards_.size() + 2) {
+    if (fruitless > 0) check_not_stopped("looking for a readable document of dataset '" + files_.name + "'");
     std::uint32_t epoch = min_epoch();
     std::vector<std::pair<std::size_t, double>> active;  // (shard, weight)
     double total = 0;

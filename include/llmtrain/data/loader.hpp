@@ -72,6 +72,8 @@ struct DatasetStats {
   std::uint64_t records_read = 0;  // including bad ones
   std::uint64_t bad_records = 0;
   std::uint64_t tokens_drawn = 0;  // since the weights last changed
+  std::uint64_t tokenless_documents = 0;  // drawn here that framed to zero tokens (empty text, no BOS/EOS)
+  bool no_tokens = false;  // a whole epoch gave no token on this rank: skipped, its weight counts as 0
 };
 
 struct LoaderStats {
