@@ -33,8 +33,11 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
 // token_begin,token_end],...],"special":[[position,token_id],...]}
 std::string provenance_json(std::int64_t step, int rank, std::int64_t row, const RowProvenance& p);
 
-// The state files of a directory (rank-00000.state, ...), in rank order; and writing them.
+// The state files of a directory (rank-00000.state, ...), in rank order; one state file; and writing them.
+// Every failure (a directory or a missing, unreadable or non-regular file, a full disk) is an llmtrain::Error
+// naming the path.
 std::vector<std::string> load_state_dir(const std::string& dir);
+std::string read_state_file(const std::string& path);
 void save_state_file(const std::string& dir, int rank, const std::string& blob);
 
 }  // namespace llmtrain::data
