@@ -215,7 +215,7 @@ int bench_command(int argc, char** argv) {
             << ",\"batch\":" << batch
             << ",\"seq_len\":" << options.seq_len << ",\"steps\":" << steps << ",\"threads\":" << options.threads
             << ",\"prefetch_rows\":" << options.prefetch_rows << ",\"run_s\":" << run_s << ",\"run_cpu_s\":"
-            << run_cpu_s << "}\n";
+            << run_cpu_s << ",\"skipped_records\":" << loader.stats().skipped_records() << "}\n";
   return 0;
 }
 

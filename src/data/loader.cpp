@@ -306,6 +306,12 @@ LoaderStats Loader::Impl::stats() const {
   return st;
 }
 
+std::uint64_t LoaderStats::skipped_records() const {
+  std::uint64_t n = 0;
+  for (const auto& [file, count] : bad_records_by_file) n += count;
+  return n;
+}
+
 Loader::Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(encoder), rank, world_size)) {}
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <ostream>
 
 #include "audit.hpp"
+#include "state.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::data {
@@ -35,6 +37,28 @@ void make_directories(const std::filesystem::path& dir, const char* purpose) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   LLMTRAIN_CHECK(!ec, dir.string(), ": cannot create the directory for ", purpose, ": ", ec.message());
+}
+
+// Per dataset, the first epoch that no saved cursor or pending piece has entered: the first one a resumed
+// run delivers whole.
+std::map<std::string, std::uint32_t> first_epochs_after(const std::vector<std::string>& blobs) {
+  std::map<std::string, std::uint32_t> first;
+  for (const std::string& blob : blobs) {
+    const SavedState s = decode_state(blob);
+    auto enter = [&](const std::string& name, std::uint32_t epoch) {
+      std::uint32_t& e = first[name];
+      e = std::max(e, epoch + 1);
+    };
+    for (const SavedDataset& d : s.datasets)
+      for (const ShardCursor& c : d.cursors) enter(d.name, c.epoch);
+    auto spans = [&](const std::vector<Span>& list) {
+      for (const Span& span : list) enter(s.datasets[span.doc.dataset].name, span.doc.epoch);
+    };
+    for (const auto* rows : {&s.ready, &s.window})
+      for (const auto& row : *rows) spans(row);
+    spans(s.queue);
+  }
+  return first;
 }
 
 }  // namespace
@@ -105,13 +129,15 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
                        const SimulateOptions& sim, std::ostream& log) {
   LLMTRAIN_CHECK(sim.world_size >= 1, "--world-size must be >= 1, got ", sim.world_size);
   LLMTRAIN_CHECK(sim.steps >= 0, "--steps must be >= 0, got ", sim.steps);
-  LLMTRAIN_CHECK(!sim.audit || sim.load_state_dir.empty(), "--audit checks fresh runs only (no --load-state)");
   CoverageAudit audit;
   options.batch_rows = sim.batch_rows;
   options.metadata_only = sim.metadata_only;
   std::vector<std::unique_ptr<Loader>> ranks;
   std::vector<std::string> saved;
-  if (!sim.load_state_dir.empty()) saved = load_state_dir(sim.load_state_dir);
+  if (!sim.load_state_dir.empty()) {
+    saved = load_state_dir(sim.load_state_dir);
+    audit.resumed(first_epochs_after(saved));
+  }
   for (int r = 0; r < sim.world_size; ++r) {
     ranks.push_back(std::make_unique<Loader>(options, encoder, r, sim.world_size));
     if (!saved.empty()) ranks.back()->restore(saved);
@@ -151,6 +177,7 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
     provenance.close();
     LLMTRAIN_CHECK(provenance.good(), sim.provenance_path, ": cannot write the provenance: ", std::strerror(errno));
   }
+  std::uint64_t skipped = 0, skipped_files = 0;
   for (int r = 0; r < sim.world_size; ++r) {
     std::string blob = ranks[r]->state();
     if (!sim.save_state_dir.empty()) save_state_file(sim.save_state_dir, r, blob);
@@ -165,8 +192,15 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
     }
     if (st.dropped_spans) log << "; " << st.dropped_spans << " pieces dropped on restore";
     log << "\n";
+    for (const DatasetStats& d : st.datasets)
+      if (d.tokenless_documents > 0)
+        log << "  " << d.name << ": " << d.tokenless_documents << " documents without tokens"
+            << (d.no_tokens ? " (a whole epoch: skipped on this rank)" : "") << "\n";
     for (const auto& [file, count] : st.bad_records_by_file) log << "  skipped " << count << " bad records in " << file << "\n";
+    skipped += st.skipped_records();
+    skipped_files += st.bad_records_by_file.size();
   }
+  log << "skipped records: " << skipped << " bad records in " << skipped_files << " files (all ranks)\n";
   return sim.audit ? audit.report(finished_epochs(), log) : 0;
 }
 

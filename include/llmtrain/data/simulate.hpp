@@ -20,7 +20,9 @@ struct SimulateOptions {
   std::string load_state_dir;   // empty: start fresh
   std::string save_state_dir;   // empty: do not save
   std::string provenance_path;  // empty: no provenance file
-  bool audit = false;           // report dataset shares, epochs and exactly-once coverage (fresh runs)
+  // Report dataset shares, epochs and exactly-once coverage. After --load-state, epochs that began before the
+  // resume are checked for duplicates only; the later ones fully.
+  bool audit = false;
   bool metadata_only = false;   // spans from document lengths, no token copied (LoaderOptions::metadata_only)
 };
 
