@@ -48,6 +48,28 @@ void Loader::Impl::check_drift(const std::vector<SavedState>& saved, const std::
   }
 }
 
+// A pending piece belongs to an epoch that some saved cursor of its dataset has entered: a later epoch is an
+// impossible state (forged, or written by a bug), and delivering it would break exactly-once.
+void Loader::Impl::check_pending_epochs(const std::vector<SavedState>& saved) const {
+  const std::size_t datasets = saved[0].datasets.size();
+  std::vector<std::uint32_t> max_epoch(datasets, 0);
+  for (const SavedState& s : saved)
+    for (std::size_t k = 0; k < datasets; ++k)
+      for (const ShardCursor& c : s.datasets[k].cursors) max_epoch[k] = std::max(max_epoch[k], c.epoch);
+  auto check = [&](const Span& span, int rank) {
+    LLMTRAIN_CHECK(span.doc.epoch <= max_epoch[span.doc.dataset], "data loader state of rank ", rank,
+                   ": a pending piece of dataset '", saved[0].datasets[span.doc.dataset].name, "' is from epoch ",
+                   span.doc.epoch, ", which no shard cursor has reached (at most ", max_epoch[span.doc.dataset],
+                   "): the state is damaged or forged");
+  };
+  for (const SavedState& s : saved) {
+    for (const auto* rows : {&s.ready, &s.window})
+      for (const auto& row : *rows)
+        for (const Span& span : row) check(span, static_cast<int>(s.rank));
+    for (const Span& span : s.queue) check(span, static_cast<int>(s.rank));
+  }
+}
+
 Span Loader::Impl::remap(Span span, const std::vector<int>& dataset_map) const {
   span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
   LLMTRAIN_CHECK(span.doc.file < files_[span.doc.dataset].files.size(), "data loader state: a document of dataset '",
@@ -116,12 +138,19 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
                    s.world_size, " states of ranks 0..", s.world_size - 1, " of one run, got ", saved.size(),
                    " states (rank ", s.rank, " of ", s.world_size, ")");
     LLMTRAIN_CHECK(s.seed == head.seed && s.logical_shards == head.logical_shards &&
-                       s.block_bytes == head.block_bytes && s.datasets.size() == head.datasets.size(),
+                       s.block_bytes == head.block_bytes && s.datasets.size() == head.datasets.size() &&
+                       s.seq_len == head.seq_len && s.shuffle_window == head.shuffle_window &&
+                       s.encoder_fingerprint == head.encoder_fingerprint && s.bos == head.bos && s.eos == head.eos,
                    "data loader states: ranks 0 and ", i, " come from different runs");
-    for (std::size_t k = 0; k < s.datasets.size(); ++k)
-      LLMTRAIN_CHECK(s.datasets[k].name == head.datasets[k].name, "data loader states: ranks 0 and ", i,
-                     " list different datasets");
+    for (std::size_t k = 0; k < s.datasets.size(); ++k) {
+      const SavedDataset &a = head.datasets[k], &b = s.datasets[k];
+      LLMTRAIN_CHECK(a.name == b.name && a.weight == b.weight && a.file_count == b.file_count &&
+                         a.total_bytes == b.total_bytes,
+                     "data loader states: ranks 0 and ", i, " describe dataset #", k, " differently ('", a.name,
+                     "' and '", b.name, "')");
+    }
   }
+  check_pending_epochs(saved);
   LLMTRAIN_CHECK(head.seed == opt_.seed, "data.seed is ", opt_.seed, " but the saved run used ", head.seed,
                  ": the shuffle order of a run is keyed by its seed and cannot change mid-run");
   LLMTRAIN_CHECK(head.logical_shards == static_cast<std::uint64_t>(opt_.logical_shards), "data.logical_shards is ",
@@ -149,6 +178,8 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
                    opt_.datasets[static_cast<std::size_t>(dataset_map[k])].weight == head.datasets[k].weight;
   const bool same_world = head.world_size == static_cast<std::uint32_t>(world_size_);
   const std::uint64_t w = static_cast<std::uint64_t>(world_size_), r = static_cast<std::uint64_t>(rank_);
+  const std::uint64_t shards = static_cast<std::uint64_t>(opt_.logical_shards);
+  const std::uint64_t block_bytes = static_cast<std::uint64_t>(opt_.block_bytes);
   auto share = [&](std::uint64_t total) { return total / w + (r < total % w ? 1 : 0); };
 
   std::vector<bool> drop(head.datasets.size(), false);
@@ -163,7 +194,11 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
       const SavedDataset& sd = s.datasets[k];
       for (const ShardCursor& c : sd.cursors) {
         max_epoch = std::max(max_epoch, c.epoch);
-        if (!drifted[k] && rank_owns_shard(c.shard, rank_, world_size_)) stream.set_cursor(c);
+        if (drifted[k] || !rank_owns_shard(c.shard, rank_, world_size_)) continue;
+        const std::size_t blocks = shard_blocks(files_[d], shards, c.shard, block_bytes).size();
+        LLMTRAIN_CHECK(c.block_pos <= blocks, "data loader state: dataset '", sd.name, "', logical shard ", c.shard,
+                       ": block position ", c.block_pos, " beyond its ", blocks, " blocks (the state is damaged or forged)");
+        stream.set_cursor(c);
       }
       tokens += sd.tokens_since_weights;
       draws += sd.draw_counter;

@@ -93,6 +93,10 @@ bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
       const ShardBlock& range = shard.blocks[shard.block_index];
       shard.block = read_block(files_.files[range.file], range);
       shard.block_open = true;
+      // doc_pos == records: the block's last document was drawn; beyond: a cursor that never existed.
+      LLMTRAIN_CHECK(c.doc_pos <= shard.block.records.size(), "dataset '", files_.name, "', logical shard ", c.shard,
+                     ": a saved cursor is at document ", c.doc_pos, " of a block of ", files_.files[range.file].path,
+                     " that holds ", shard.block.records.size(), " (the state is damaged or forged, or the file changed)");
       if (!shard.block.error.empty() && c.doc_pos == 0) {
         ++records_read;
         count_bad(files_.files[range.file].path, range.begin, shard.block.error, bad);

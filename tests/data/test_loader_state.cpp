@@ -2,7 +2,9 @@
 // drift detection (corpus files or tokenizer changed since the save) with the opt-in to continue.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "loader_test_util.hpp"
@@ -69,6 +71,62 @@ TEST(LoaderState, CorruptedStatesWithValidChecksumNeverCrash) {
     }
   }
   EXPECT_GT(errors, 0);
+}
+
+// Forged states: each field set to a value no loader writes, the checksum recomputed (encode_state). Every
+// one is refused with an error naming the field, before a single document is read.
+TEST(LoaderState, ForgedStatesWithValidChecksumAreRefusedNamingTheField) {
+  World w(options(), 2);
+  w.steps(15);
+  const std::vector<std::string> states = w.states();
+  const SavedState real = decode_state(states[1]);
+  ASSERT_FALSE(real.window.empty());
+  ASSERT_FALSE(real.queue.empty());
+  using Forge = std::function<void(SavedState&)>;
+  const std::vector<std::pair<std::string, Forge>> forgeries = {
+      {"rank = 2 is not below world_size = 2", [](SavedState& s) { s.rank = 2; }},
+      {"world_size = 0", [](SavedState& s) { s.world_size = 0; }},
+      {"world_size = 17 is not in [1, logical_shards = 16]", [](SavedState& s) { s.world_size = 17; }},
+      {"seq_len = 0", [](SavedState& s) { s.seq_len = 0; }},
+      {"logical_shards = 0", [](SavedState& s) { s.logical_shards = 0; }},
+      {"shuffle_window = 0", [](SavedState& s) { s.shuffle_window = 0; }},
+      {"block_bytes = 0", [](SavedState& s) { s.block_bytes = 0; }},
+      {"eos = -7 is neither", [](SavedState& s) { s.eos = -7; }},
+      {"more than shuffle_window = 1", [](SavedState& s) { s.shuffle_window = 1; }},
+      {"weight -1 is not >= 0", [](SavedState& s) { s.datasets[0].weight = -1; }},
+      {"weight nan", [](SavedState& s) { s.datasets[0].weight = std::nan(""); }},
+      {"has no name", [](SavedState& s) { s.datasets[0].name.clear(); }},
+      {"bad records out of", [](SavedState& s) { s.datasets[0].bad_records = s.datasets[0].records_read + 1; }},
+      {"bytes cannot hold", [](SavedState& s) { s.datasets[0].total_bytes = s.datasets[0].file_count - 1; }},
+      {"7 shard cursors, but rank 1 of 2 owns 8", [](SavedState& s) {
+         s.datasets[0].cursors.pop_back();
+         s.datasets[0].fingerprints.pop_back();
+       }},
+      {"cursor #0 is for logical shard 2, expected 1", [](SavedState& s) { s.datasets[0].cursors[0].shard = 2; }},
+      {"refers to file #", [](SavedState& s) { s.queue[0].doc.file = static_cast<std::uint32_t>(s.datasets[0].file_count); }},
+      {"empty or reversed token range", [](SavedState& s) { s.queue[0].begin = s.queue[0].end; }},
+      {"a row holds", [](SavedState& s) { s.window[0][0].end -= 1; }},
+      {"which no shard cursor has reached", [](SavedState& s) { s.queue[0].doc.epoch = 5; }},
+      {"beyond its", [](SavedState& s) { s.datasets[0].cursors[0].block_pos = 1000; }},
+      {"a saved cursor is at document 1000000 of a block", [](SavedState& s) {
+         for (ShardCursor& c : s.datasets[0].cursors) c.doc_pos = 1000000;
+       }},
+      {"describe dataset #0 differently", [](SavedState& s) { s.datasets[0].weight = 0.5; }},
+      {"come from different runs", [](SavedState& s) { s.seq_len = 62; s.window.clear(); }},
+  };
+  for (const auto& [message, forge] : forgeries) {
+    SavedState forged = real;
+    forge(forged);
+    std::vector<std::string> blobs = {states[0], encode_state(forged)};
+    Loader fresh(options(), byte_encoder(), 1, 2);  // the owner of the forged rank's shards
+    try {
+      fresh.restore(blobs);
+      for (int step = 0; step < 100; ++step) fresh.next();  // past the restored window and queue: new documents
+      ADD_FAILURE() << "accepted a state with " << message;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
 }
 
 // Corpora of equal-length documents, so that rows hold the same number of pieces whatever the corpus size.
