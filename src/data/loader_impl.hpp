@@ -54,6 +54,7 @@ class Loader::Impl {
   void restore_exact(const SavedState& own, const std::vector<int>& dataset_map);
   void restore_spans(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
                      const std::vector<bool>& drop);
+  void check_renamed(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map) const;
   void check_pending_epochs(const std::vector<SavedState>& saved) const;
   void check_drift(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
                    std::vector<bool>& drifted) const;

@@ -70,6 +70,31 @@ void Loader::Impl::check_pending_epochs(const std::vector<SavedState>& saved) co
   }
 }
 
+// Adding and removing datasets at a resume is allowed, so a renamed dataset would look like a removed one plus a
+// new one: its position lost, its epoch restarted, silently. A saved dataset that is gone and a new one with
+// exactly its files (count, bytes, and every saved shard's fingerprint of paths, sizes and mtimes) is a rename.
+void Loader::Impl::check_renamed(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map) const {
+  if (opt_.allow_corpus_change) return;
+  const std::uint64_t shards = static_cast<std::uint64_t>(opt_.logical_shards);
+  for (std::size_t d = 0; d < opt_.datasets.size(); ++d) {
+    if (std::find(dataset_map.begin(), dataset_map.end(), static_cast<int>(d)) != dataset_map.end()) continue;
+    const DatasetFiles& now = files_[d];
+    for (std::size_t k = 0; k < dataset_map.size(); ++k) {
+      const SavedDataset& then = saved[0].datasets[k];
+      if (dataset_map[k] >= 0 || then.file_count != now.files.size() || then.total_bytes != now.total_bytes) continue;
+      bool same = true;
+      for (const SavedState& s : saved)
+        for (std::size_t i = 0; i < s.datasets[k].cursors.size() && same; ++i)
+          same = shard_fingerprint(now, shards, s.datasets[k].cursors[i].shard) == s.datasets[k].fingerprints[i];
+      LLMTRAIN_CHECK(!same, "dataset '", opt_.datasets[d].name, "' has the files of the saved dataset '", then.name,
+                     "' (", then.file_count, " files, ", then.total_bytes, " bytes), which is no longer configured: "
+                     "renamed? A dataset's name keys its shuffle order and its place in the state, so under a new "
+                     "name it would restart its epoch and forget what it delivered. Rename it back to '", then.name,
+                     "', or set data.allow_corpus_change = true to start '", opt_.datasets[d].name, "' afresh");
+    }
+  }
+}
+
 Span Loader::Impl::remap(Span span, const std::vector<int>& dataset_map) const {
   span.doc.dataset = static_cast<std::uint32_t>(dataset_map[span.doc.dataset]);
   LLMTRAIN_CHECK(span.doc.file < files_[span.doc.dataset].files.size(), "data loader state: a document of dataset '",
@@ -169,6 +194,7 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
   for (std::size_t k = 0; k < head.datasets.size(); ++k)
     for (std::size_t d = 0; d < opt_.datasets.size(); ++d)
       if (opt_.datasets[d].name == head.datasets[k].name) dataset_map[k] = static_cast<int>(d);
+  check_renamed(saved, dataset_map);
   std::vector<bool> drifted(head.datasets.size(), false);
   check_drift(saved, dataset_map, drifted);
 

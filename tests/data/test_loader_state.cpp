@@ -129,6 +129,33 @@ TEST(LoaderState, ForgedStatesWithValidChecksumAreRefusedNamingTheField) {
   }
 }
 
+// A dataset renamed between runs used to restart silently (a removed dataset plus a new one); it is refused
+// naming both names, unless allow_corpus_change. Adding a dataset with other files stays allowed.
+TEST(LoaderState, RenamedDatasetIsReportedNotRestarted) {
+  World w(options(), 2);
+  w.steps(10);
+  LoaderOptions renamed = small_options({{"licenses-v2", license_corpus(), 1.0, "text"}});
+  Loader fresh(renamed, byte_encoder(), 0, 2);
+  try {
+    fresh.restore(w.states());
+    ADD_FAILURE() << "a renamed dataset was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dataset 'licenses-v2' has the files of the saved dataset 'licenses'"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Rename it back to 'licenses'"), std::string::npos) << e.what();
+  }
+  renamed.allow_corpus_change = true;
+  Loader allowed(renamed, byte_encoder(), 0, 2);
+  allowed.restore(w.states());
+  allowed.next();
+  TempDir other("renamed-other");
+  write_generated_corpus(other.path(), 2, 20, 8);
+  LoaderOptions added = small_options({{"licenses", license_corpus(), 1.0, "text"}, {"other", other.path(), 1.0, "text"}});
+  Loader grown(added, byte_encoder(), 0, 2);
+  grown.restore(w.states());
+  grown.next();
+}
+
 // Corpora of equal-length documents, so that rows hold the same number of pieces whatever the corpus size.
 void write_uniform_corpus(const std::string& dir, int files, int docs_per_file) {
   for (int f = 0; f < files; ++f) {
