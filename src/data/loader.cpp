@@ -144,9 +144,31 @@ std::string Loader::Impl::no_document_reason() const {
     why += cat(d ? "; " : "", "'", opt_.datasets[d].name, "': ");
     if (opt_.datasets[d].weight <= 0) why += "weight 0";
     else if (no_tokens_[d]) why += cat("no token in a whole epoch (", tokenless_docs_[d], " documents without tokens)");
-    else why += "no readable document in its logical shards";
+    else why += no_data_reason(d);
   }
   return why;
+}
+
+// Why dataset d has no document on this rank, with the numbers and the setting to change.
+std::string Loader::Impl::no_data_reason(std::size_t d) const {
+  const DatasetFiles& ds = files_[d];
+  const std::uint64_t shards = static_cast<std::uint64_t>(opt_.logical_shards);
+  std::uint64_t owned = 0, with_blocks = 0;
+  for (std::uint64_t s = static_cast<std::uint64_t>(rank_); s < shards; s += static_cast<std::uint64_t>(world_size_)) {
+    ++owned;
+    if (!shard_blocks(ds, shards, s, static_cast<std::uint64_t>(opt_.block_bytes)).empty()) ++with_blocks;
+  }
+  if (with_blocks > 0)
+    return cat("its ", with_blocks, " non-empty logical shards on this rank hold only bad records (see the counts)");
+  std::string why = cat("none of the ", owned, " logical shards rank ", rank_, " of ", world_size_, " owns holds data: ",
+                        ds.whole_files.size(), " files read whole (.gz/.zst/.txt, one per shard, so at most ",
+                        ds.whole_files.size(), " ranks get one) and ", ds.split_bytes, " bytes of splittable files over "
+                        "data.logical_shards = ", shards, " (", ds.split_bytes / shards, " bytes per shard; a record "
+                        "belongs to the shard where it starts). Run on at most ");
+  if (ds.split_bytes == 0) return why + cat(ds.whole_files.size(), " ranks, or split the dataset into at least ",
+                                            world_size_, " files");
+  return why + cat("as many ranks as the dataset has records, or split its files or lower data.logical_shards "
+                   "(which must stay fixed for a run) so that every rank's shards hold a record");
 }
 
 // The next document of one dataset: straight from its stream with one thread, else from its lookahead,

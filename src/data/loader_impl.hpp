@@ -42,6 +42,7 @@ class Loader::Impl {
   // Counts a document that framed to no token; true once dataset d has yielded none over a whole epoch.
   bool tokenless(std::size_t d, std::uint32_t epoch);
   std::string no_document_reason() const;  // why draw() found nothing, per dataset
+  std::string no_data_reason(std::size_t d) const;
   void load(const DocRef& doc, FramedDocument& framed);  // re-encode a known document
   void frame(FileFormat format, std::string_view text, std::vector<TokenId>& framed) const;
   // frame(), or only the framed length when metadata-only.

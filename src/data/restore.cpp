@@ -37,11 +37,12 @@ void Loader::Impl::check_drift(const std::vector<SavedState>& saved, const std::
         << " bytes now";
     if (changed_shard >= 0) {
       ByteRange r = shard_range(now, shards, static_cast<std::uint64_t>(changed_shard));
-      msg << "; logical shard " << changed_shard << " (dataset bytes [" << r.begin << ", " << r.end
+      msg << "; logical shard " << changed_shard << " (splittable bytes [" << r.begin << ", " << r.end
           << ")) differs; its files now:";
-      for (const CorpusFile& f : now.files)
-        if (f.start < r.end && f.start + f.size > r.begin)
-          msg << " " << f.path << " (" << f.size << " bytes, mtime " << f.mtime_ns << " ns)";
+      for (std::uint32_t i : shard_files(now, shards, static_cast<std::uint64_t>(changed_shard))) {
+        const CorpusFile& f = now.files[i];
+        msg << " " << f.path << " (" << f.size << " bytes, mtime " << f.mtime_ns << " ns)";
+      }
     }
     msg << ". Set data.allow_corpus_change = true to continue (the dataset then starts its next epoch on the new files)";
     LLMTRAIN_FAIL(msg.str());

@@ -158,6 +158,10 @@ SavedState decode_state(const std::string& blob) {
   LLMTRAIN_CHECK(stored == hash_bytes(blob.data(), body), "data loader state is corrupt (checksum mismatch)");
   Reader in(blob.data() + sizeof kMagic, body - sizeof kMagic);
   std::uint32_t version = in.get<std::uint32_t>();
+  LLMTRAIN_CHECK(version != 1, "data loader state has format version 1, this build reads ", kStateVersion,
+                 ": version 2 places compressed and .txt files in other logical shards (spread over the ranks), so "
+                 "a version 1 position means other documents here. Finish that run with the build that wrote it, "
+                 "or start a new run");
   LLMTRAIN_CHECK(version == kStateVersion, "data loader state has format version ", version, ", this build reads ",
                  kStateVersion);
   SavedState s;

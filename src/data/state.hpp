@@ -42,7 +42,9 @@ struct SavedState {
   std::vector<Span> queue;
 };
 
-constexpr std::uint32_t kStateVersion = 1;
+// 2: files read whole go to logical shard j % L (shards.hpp) instead of the shard of their first byte, so the
+// shards (and their fingerprints) of version 1 mean other files.
+constexpr std::uint32_t kStateVersion = 2;
 
 std::string encode_state(const SavedState& state);
 // Throws llmtrain::Error on a malformed blob or one whose fields fail validate_state.

@@ -129,6 +129,24 @@ TEST(LoaderState, ForgedStatesWithValidChecksumAreRefusedNamingTheField) {
   }
 }
 
+// Version 1 placed files read whole by their first byte; its shard positions mean other files in version 2.
+TEST(LoaderState, Version1StatesAreRefusedWithTheReason) {
+  World w(options(), 1);
+  w.steps(2);
+  std::string blob = w.states()[0];
+  const std::uint32_t one = 1;
+  std::memcpy(&blob[8], &one, 4);
+  const std::uint64_t sum = hash_bytes(blob.data(), blob.size() - 8);
+  std::memcpy(&blob[blob.size() - 8], &sum, 8);
+  try {
+    decode_state(blob);
+    ADD_FAILURE() << "a version 1 state was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("format version 1, this build reads 2: version 2 places compressed and .txt "
+                                         "files in other logical shards"), std::string::npos) << e.what();
+  }
+}
+
 // A dataset renamed between runs used to restart silently (a removed dataset plus a new one); it is refused
 // naming both names, unless allow_corpus_change. Adding a dataset with other files stays allowed.
 TEST(LoaderState, RenamedDatasetIsReportedNotRestarted) {
