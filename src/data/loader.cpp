@@ -160,15 +160,16 @@ std::string Loader::Impl::no_data_reason(std::size_t d) const {
   }
   if (with_blocks > 0)
     return cat("its ", with_blocks, " non-empty logical shards on this rank hold only bad records (see the counts)");
-  std::string why = cat("none of the ", owned, " logical shards rank ", rank_, " of ", world_size_, " owns holds data: ",
-                        ds.whole_files.size(), " files read whole (.gz/.zst/.txt, one per shard, so at most ",
-                        ds.whole_files.size(), " ranks get one) and ", ds.split_bytes, " bytes of splittable files over "
-                        "data.logical_shards = ", shards, " (", ds.split_bytes / shards, " bytes per shard; a record "
-                        "belongs to the shard where it starts). Run on at most ");
-  if (ds.split_bytes == 0) return why + cat(ds.whole_files.size(), " ranks, or split the dataset into at least ",
-                                            world_size_, " files");
-  return why + cat("as many ranks as the dataset has records, or split its files or lower data.logical_shards "
-                   "(which must stay fixed for a run) so that every rank's shards hold a record");
+  const std::string why = cat("none of the ", owned, " logical shards rank ", rank_, " of ", world_size_,
+                              " owns holds data: ", ds.whole_files.size(), " files read whole (.gz/.zst/.txt, one "
+                              "per shard, so at most ", ds.whole_files.size(), " ranks get one) and ", ds.split_bytes,
+                              " bytes of splittable files over data.logical_shards = ", shards, " (",
+                              ds.split_bytes / shards, " bytes per shard; a record belongs to the shard where it starts)");
+  if (ds.split_bytes == 0)
+    return cat(why, ". Run on at most ", ds.whole_files.size(), " ranks, or split the dataset into at least ",
+               world_size_, " files");
+  return cat(why, ". Run on fewer ranks, or give the dataset more records (a new run may also lower "
+             "data.logical_shards so that each shard spans several records)");
 }
 
 // The next document of one dataset: straight from its stream with one thread, else from its lookahead,
