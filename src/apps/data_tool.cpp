@@ -13,9 +13,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
-#include <iterator>
 #include <string>
 #include <utility>
 
@@ -44,6 +45,50 @@ const char* const kUsage =
     "       llmtrain-data pretokenize CONFIG --output DIR [--threads T]\n"
     "commands that read CONFIG also take --set section.key=value (repeatable), as llmtrain does:\n"
     "       --set data.seq_len=256 --set data.datasets.web.path=corpus/web   (see llmtrain --help)\n";
+
+const char* const kHelp =
+    "llmtrain-data: the data loader of a run configuration (its [data] and [tokenizer] sections), without training.\n"
+    "\n"
+    "simulate CONFIG --world-size W --steps N --batch B [options]\n"
+    "    Runs W rank-loaders in this process for N steps of B rows each, as W training ranks would.\n"
+    "    --world-size W         ranks to simulate (any W <= data.logical_shards)\n"
+    "    --steps N              steps to run (0: only load and save the state)\n"
+    "    --batch B              rows per rank and step\n"
+    "    --load-state DIR       resume from the rank-*.state files of an earlier run (any world size)\n"
+    "    --save-state DIR       write one rank-RRRRR.state per rank at the end\n"
+    "    --provenance FILE      write where every row came from, one JSON line per row\n"
+    "    --audit                check dataset shares and exactly-once delivery (also of a resumed run)\n"
+    "    --metadata-only        pre-tokenized datasets only: pack from lengths, copy no token (fast audits)\n"
+    "    example: llmtrain-data simulate run.toml --world-size 4 --steps 100 --batch 8 --save-state st\n"
+    "             llmtrain-data simulate run.toml --world-size 6 --steps 100 --batch 8 --load-state st --audit\n"
+    "\n"
+    "bench CONFIG [options]   throughput of rank 0 of W; one JSON line of figures on stdout\n"
+    "    --steps N              steps to time (default 50)\n"
+    "    --batch B              rows per step (default 8)\n"
+    "    --world-size W         rank 0 of W reads 1/W of the corpus (default 1)\n"
+    "    --prefetch ROWS        rows a background thread prepares ahead (default: data.prefetch_rows)\n"
+    "    --threads T            tokenizing threads (default: data.threads)\n"
+    "    example: llmtrain-data bench run.toml --steps 200 --batch 8 --threads 4\n"
+    "\n"
+    "inspect CONFIG [options]   files, bytes, estimated documents and tokens per dataset, and first rows\n"
+    "    --rows N               rows of rank 0 to print decoded (default 2; 0: none)\n"
+    "    --world-size W         whose rank 0 (default 1)\n"
+    "    --sample-blocks K      blocks read per dataset for the estimates (default 16)\n"
+    "    example: llmtrain-data inspect run.toml --rows 1\n"
+    "\n"
+    "state FILE   prints a saved data loader state (rank-RRRRR.state) in readable form\n"
+    "    example: llmtrain-data state st/rank-00000.state\n"
+    "\n"
+    "pretokenize CONFIG --output DIR [--threads T]\n"
+    "    Writes DIR/<dataset>/<file>.ltok for every raw-text file; complete outputs are kept (resumable).\n"
+    "    --output DIR           where to write\n"
+    "    --threads T            files converted at once (default: data.threads)\n"
+    "    example: llmtrain-data pretokenize run.toml --output /scratch/tokens --threads 8\n"
+    "\n"
+    "simulate, bench, inspect and pretokenize also take --set section.key=value (repeatable), as llmtrain does:\n"
+    "    example: llmtrain-data inspect run.toml --set data.seq_len=256 --set data.datasets.web.weight=2\n"
+    "\n"
+    "Errors print one line 'llmtrain-data: reason' on stderr and exit 1; simulate --audit exits 2 on a violation.\n";
 
 long long to_int(const std::string& option, const std::string& value) {
   std::size_t used = 0;
@@ -177,7 +222,7 @@ int bench_command(int argc, char** argv) {
             << ",\"batch\":" << batch
             << ",\"seq_len\":" << options.seq_len << ",\"steps\":" << steps << ",\"threads\":" << options.threads
             << ",\"prefetch_rows\":" << options.prefetch_rows << ",\"run_s\":" << run_s << ",\"run_cpu_s\":"
-            << run_cpu_s << "}\n";
+            << run_cpu_s << ",\"skipped_records\":" << loader.stats().skipped_records() << "}\n";
   return 0;
 }
 
@@ -258,29 +303,42 @@ int pretokenize_command(int argc, char** argv) {
 
 int state_command(int argc, char** argv) {
   LLMTRAIN_CHECK(argc == 3, "state: expected one state file\n", kUsage);
-  std::ifstream in(argv[2], std::ios::binary);
-  LLMTRAIN_CHECK(in.good(), argv[2], ": cannot open");
-  std::string blob((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::cout << data::describe_state(blob);
+  try {
+    std::cout << data::describe_state(data::read_state_file(argv[2]));
+  } catch (const Error& e) {
+    const std::string why = e.what();
+    if (why.rfind(argv[2], 0) == 0) throw;  // already names the file
+    LLMTRAIN_FAIL(argv[2], ": ", why);
+  }
   return 0;
+}
+
+int run_command(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "simulate") return simulate_command(argc, argv);
+  if (command == "bench") return bench_command(argc, argv);
+  if (command == "inspect") return inspect_command(argc, argv);
+  if (command == "state") return state_command(argc, argv);
+  if (command == "pretokenize") return pretokenize_command(argc, argv);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage << "\n" << kHelp;
+    return 0;
+  }
+  LLMTRAIN_FAIL(command.empty() ? "no command given" : "unknown command '" + command + "'", "\n", kUsage);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    const std::string command = argc > 1 ? argv[1] : "";
-    if (command == "simulate") return simulate_command(argc, argv);
-    if (command == "bench") return bench_command(argc, argv);
-    if (command == "inspect") return inspect_command(argc, argv);
-    if (command == "state") return state_command(argc, argv);
-    if (command == "pretokenize") return pretokenize_command(argc, argv);
-    if (command == "--help" || command == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
-    LLMTRAIN_FAIL(command.empty() ? "no command given" : "unknown command '" + command + "'", "\n", kUsage);
+    const int status = run_command(argc, argv);
+    std::cout.flush();  // a full disk or a closed pipe behind stdout is an error, not a silent exit status
+    LLMTRAIN_CHECK(std::cout.good(), "<stdout>: write failed: ", std::strerror(errno));
+    return status;
   } catch (const llmtrain::Error& e) {
+    std::cerr << "llmtrain-data: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // a library's own error (filesystem, allocation): still a message, exit 1
     std::cerr << "llmtrain-data: " << e.what() << "\n";
     return 1;
   }

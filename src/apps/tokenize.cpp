@@ -7,7 +7,12 @@
 // Encoding writes one JSON array of ids per input line, in input order. Decoding reads one JSON array of
 // ids per line and writes {"<field>": "<text>"}. Input comes from the file or stdin. Any bad input stops
 // with "file:line: reason" on stderr and exit status 1.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -33,6 +38,22 @@ const char* const kUsage =
     "usage: llmtrain-tokenize --tokenizer FILE [--field NAME] [--decode | --add-special-tokens | --bench] "
     "[INPUT.jsonl]\n";
 
+const char* const kHelp =
+    "Encodes JSON Lines documents with a Hugging Face tokenizer (one JSON array of ids per input line, in order),\n"
+    "or decodes arrays of ids back to text. Input: INPUT.jsonl, or stdin when absent or '-'.\n"
+    "  --tokenizer FILE        tokenizer.json, or a directory holding tokenizer.json, vocab.json + merges.txt,\n"
+    "                          or encoder.json + vocab.bpe (required)\n"
+    "  --field NAME            the JSON field holding the text (default: text)\n"
+    "  --add-special-tokens    apply the tokenizer's post-processor (e.g. Llama's <|begin_of_text|>)\n"
+    "  --decode                read one JSON array of ids per line (integers in [0, 2^31)), write {\"NAME\": text}\n"
+    "  --bench                 encode without output; print documents, bytes, tokens and speed (one thread)\n"
+    "  -h, --help              this help\n"
+    "examples:\n"
+    "  echo '{\"text\": \"Hello world\"}' | llmtrain-tokenize --tokenizer inputs/tokenizers/gpt2\n"
+    "  echo '[15496, 995]' | llmtrain-tokenize --tokenizer inputs/tokenizers/gpt2 --decode\n"
+    "  llmtrain-tokenize --tokenizer tokenizer.json --bench corpus.jsonl\n"
+    "Bad input stops with 'file:line: reason' on stderr and exit status 1.\n";
+
 Options parse_args(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -47,7 +68,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--add-special-tokens") o.add_special_tokens = true;
     else if (a == "--bench") o.bench = true;
     else if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsage << "\n" << kHelp;
       std::exit(0);
     } else if (!a.empty() && a[0] == '-' && a != "-") LLMTRAIN_FAIL("unknown option ", a, "\n", kUsage);
     else {
@@ -75,14 +96,34 @@ std::string field_text(const std::string& line, const Options& o, const std::str
   return it->get<std::string>();
 }
 
+// Token ids are integers in [0, 2^31): json's own conversion would truncate 1.5 to 1 and wrap 2^32 + 1 to 1.
 std::vector<TokenId> parse_ids(const std::string& line, const std::string& where) {
+  json ids;
   try {
-    json ids = json::parse(line);
-    LLMTRAIN_CHECK(ids.is_array(), where, ": expected a JSON array of token ids");
-    return ids.get<std::vector<TokenId>>();
+    ids = json::parse(line);
   } catch (const json::exception& e) {
     LLMTRAIN_FAIL(where, ": expected a JSON array of token ids: ", e.what());
   }
+  LLMTRAIN_CHECK(ids.is_array(), where, ": expected a JSON array of token ids");
+  std::vector<TokenId> out;
+  out.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const json& id = ids[i];
+    const bool valid = id.is_number_unsigned() ? id.get<std::uint64_t>() <= INT32_MAX
+                                               : id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
+                                                     id.get<std::int64_t>() <= INT32_MAX;
+    LLMTRAIN_CHECK(valid, where, ": token id ", id.dump(), " at position ", i,
+                   " is not an integer in [0, 2147483647]");
+    out.push_back(static_cast<TokenId>(id.get<std::int64_t>()));
+  }
+  return out;
+}
+
+// Writes to stdout; a failed write (a full disk, a closed pipe) is an error, not a silent exit status. stdio
+// may report the failure of a flush it makes inside fwrite only through the stream's error flag.
+void write_out(const std::string& data) {
+  const bool written = std::fwrite(data.data(), 1, data.size(), stdout) == data.size();
+  LLMTRAIN_CHECK(written && !std::ferror(stdout), "<stdout>: write failed: ", std::strerror(errno));
 }
 
 void write_ids(const std::vector<TokenId>& ids, std::string& out) {
@@ -99,8 +140,11 @@ int run(const Options& o) {
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
   std::ifstream file;
   if (!o.input.empty() && o.input != "-") {
+    struct stat st {};
+    LLMTRAIN_CHECK(::stat(o.input.c_str(), &st) == 0, o.input, ": cannot open input file: ", std::strerror(errno));
+    LLMTRAIN_CHECK(!S_ISDIR(st.st_mode), o.input, ": is a directory (expected a JSON Lines file)");
     file.open(o.input, std::ios::binary);
-    LLMTRAIN_CHECK(file, o.input, ": cannot open input file");
+    LLMTRAIN_CHECK(file, o.input, ": cannot open input file: ", std::strerror(errno));
   }
   std::istream& in = file.is_open() ? static_cast<std::istream&>(file) : std::cin;
   const std::string name = file.is_open() ? o.input : "<stdin>";
@@ -124,14 +168,15 @@ int run(const Options& o) {
       ++docs;
       if (!o.bench) write_ids(ids, out);
     }
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    write_out(out);
   }
-  LLMTRAIN_CHECK(!in.bad(), name, ": read error");
+  LLMTRAIN_CHECK(!in.bad(), name, ": read error: ", std::strerror(errno));
   if (o.bench) {
     std::printf("documents %zu  bytes %zu  tokens %zu  seconds %.3f  MB/s %.2f  tokens/s %.0f  (one thread)\n", docs,
                 bytes, tokens, seconds, seconds > 0 ? bytes / seconds / 1e6 : 0.0, seconds > 0 ? tokens / seconds : 0.0);
   }
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  LLMTRAIN_CHECK(std::fflush(stdout) == 0 && !std::ferror(stdout), "<stdout>: write failed: ", std::strerror(errno));
+  return 0;
 }
 
 }  // namespace

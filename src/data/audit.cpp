@@ -39,6 +39,11 @@ void CoverageAudit::settle(const std::map<std::string, std::uint32_t>& finished_
       ++it;
       continue;
     }
+    auto whole = first_whole_.find(dataset);
+    if (whole != first_whole_.end() && epoch < whole->second) {  // began before the resume: duplicates only
+      it = ranges_.erase(it);
+      continue;
+    }
     ++settled_docs_[dataset][epoch];
     const auto& ranges = it->second;
     if (ranges.size() != 1 || ranges.front().first != 0) {
@@ -71,7 +76,11 @@ std::uint64_t CoverageAudit::report(const std::map<std::string, std::uint32_t>& 
       if (docs != reference) ++inconsistent_;  // a finished epoch that missed documents
     }
     if (reference > 0) out << ", " << reference << " documents in each";
-    out << "; epochs " << finished << " to " << last_epoch[dataset] << " in progress\n";
+    out << "; epochs " << finished << " to " << last_epoch[dataset] << " in progress";
+    auto whole = first_whole_.find(dataset);
+    if (whole != first_whole_.end() && whole->second > 0)
+      out << "; epochs before " << whole->second << " began before the resume (checked for duplicates only)";
+    out << "\n";
   }
   const std::uint64_t violations = overlaps_ + partial_ + inconsistent_;
   out << "exactly once: " << (violations == 0 ? "yes" : "NO") << " (" << overlaps_ << " token ranges delivered twice, "

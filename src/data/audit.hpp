@@ -18,6 +18,9 @@ namespace llmtrain::data {
 
 class CoverageAudit {
  public:
+  // For a resumed run: epochs of a dataset below first_whole[d] began before the resume, so part of their
+  // documents was delivered by the earlier run; they are checked for duplicates only, not for completeness.
+  void resumed(std::map<std::string, std::uint32_t> first_whole) { first_whole_ = std::move(first_whole); }
   void add(const RowProvenance& row);
   // finished_epochs[d]: epochs of dataset d that every rank has finished (from LoaderStats). Checks the
   // documents of those epochs and keeps only their counts and lengths.
@@ -32,6 +35,7 @@ class CoverageAudit {
   std::uint64_t overlaps_ = 0, partial_ = 0, inconsistent_ = 0;
   std::map<std::string, std::map<std::uint32_t, std::uint64_t>> settled_docs_;  // dataset -> epoch -> documents
   std::map<std::tuple<std::string, std::string, std::uint64_t>, std::uint32_t> length_;  // of settled documents
+  std::map<std::string, std::uint32_t> first_whole_;  // per dataset: first epoch wholly in this run
 };
 
 }  // namespace llmtrain::data

@@ -93,8 +93,10 @@ DatasetFiles list_dataset(const DatasetSpec& spec) {
       ds.empty_files.push_back(f.path);
       continue;
     }
-    f.start = ds.total_bytes;
+    f.start = ds.split_bytes;
     ds.total_bytes += f.size;
+    if (splittable(f.format)) ds.split_bytes += f.size;
+    else ds.whole_files.push_back(static_cast<std::uint32_t>(ds.files.size()));
     ds.files.push_back(f);
   }
   LLMTRAIN_CHECK(!ds.files.empty(), "dataset '", spec.name, "': no non-empty .jsonl, .jsonl.gz, .jsonl.zst or .txt file at '",

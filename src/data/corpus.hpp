@@ -19,7 +19,7 @@ struct CorpusFile {
   std::uint64_t size = 0;
   std::int64_t mtime_ns = 0;
   FileFormat format = FileFormat::jsonl;
-  std::uint64_t start = 0;  // offset of the file's first byte in the dataset's concatenated byte space
+  std::uint64_t start = 0;  // splittable files: offset of the first byte in the dataset's byte space (shards.hpp)
 };
 
 struct DatasetFiles {
@@ -27,7 +27,9 @@ struct DatasetFiles {
   std::string field;
   std::vector<CorpusFile> files;         // sorted by path, non-empty files only
   std::vector<std::string> empty_files;  // listed but empty: reported as bad input
-  std::uint64_t total_bytes = 0;
+  std::uint64_t total_bytes = 0;                // of all files (drift check)
+  std::uint64_t split_bytes = 0;                // of the splittable files: the byte space the shards cut
+  std::vector<std::uint32_t> whole_files;       // indices of the files read whole (.gz, .zst, .txt), in order
 };
 
 // The format a file name implies (.jsonl, .jsonl.gz, .jsonl.zst, .txt, .ltok, .bin), or false if it is not a

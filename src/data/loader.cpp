@@ -5,9 +5,11 @@
 #include <thread>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/log.hpp"
 #include "loader_impl.hpp"
 #include "permutation.hpp"
 #include "prefetcher.hpp"
+#include "stop_check.hpp"
 
 namespace llmtrain::data {
 
@@ -61,6 +63,9 @@ Loader::Impl::Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder>
   }
   tokens_since_weights_.assign(opt_.datasets.size(), 0);
   empty_.assign(opt_.datasets.size(), false);
+  tokenless_docs_.assign(opt_.datasets.size(), 0);
+  tokenless_since_.assign(opt_.datasets.size(), std::nullopt);
+  no_tokens_.assign(opt_.datasets.size(), false);
 }
 
 void Loader::Impl::frame(FileFormat format, std::string_view text, std::vector<TokenId>& framed) const {
@@ -83,6 +88,9 @@ void Loader::Impl::frame_or_count(FileFormat format, std::string_view text, Fram
 // changed (absolute deficit weight / total weight * drawn - drawn from it; ties go to the first dataset).
 // Datasets with no document on this rank are skipped but keep their place in the normalisation, so the
 // choice does not depend on when the rank found out that they are empty (a resumed run finds out again).
+// A document that frames to no token is consumed (its cursor moves, it is counted) and the pick repeats; a
+// dataset whose documents gave no token over a whole epoch is skipped like an empty one. Skipping it changes
+// no row: until it is found out, picking it only consumes its tokenless documents.
 bool Loader::Impl::draw(DocRef& doc, FramedDocument& framed) {
   BadRecordPolicyState bad{opt_.on_bad_record, opt_.max_bad_fraction, &bad_by_file_};
   double weight_sum = 0, drawn = 0;
@@ -106,9 +114,62 @@ bool Loader::Impl::draw(DocRef& doc, FramedDocument& framed) {
       empty_[best] = true;
       continue;
     }
+    if (framed.length == 0) {
+      if (tokenless(best, doc.epoch)) empty_[best] = true;
+      continue;
+    }
+    tokenless_since_[best].reset();
     tokens_since_weights_[best] += framed.length;
     return true;
   }
+}
+
+bool Loader::Impl::tokenless(std::size_t d, std::uint32_t epoch) {
+  ++tokenless_docs_[d];
+  check_not_stopped("skipping documents without tokens of dataset '" + opt_.datasets[d].name + "'");
+  if (!tokenless_since_[d]) tokenless_since_[d] = epoch;
+  // A rank delivers a dataset's epochs in order, so reaching epoch e + 2 in a run that began in epoch e means
+  // that all of epoch e + 1 gave no token.
+  if (epoch < *tokenless_since_[d] + 2) return false;
+  no_tokens_[d] = true;
+  log_warn("data loader: dataset '", opt_.datasets[d].name, "' gave no token over a whole epoch on rank ", rank_,
+           " of ", world_size_, " (", tokenless_docs_[d], " documents framed to zero tokens: empty texts and no "
+           "BOS/EOS?); its weight ", opt_.datasets[d].weight, " counts as 0 on this rank");
+  return true;
+}
+
+std::string Loader::Impl::no_document_reason() const {
+  std::string why;
+  for (std::size_t d = 0; d < streams_.size(); ++d) {
+    why += cat(d ? "; " : "", "'", opt_.datasets[d].name, "': ");
+    if (opt_.datasets[d].weight <= 0) why += "weight 0";
+    else if (no_tokens_[d]) why += cat("no token in a whole epoch (", tokenless_docs_[d], " documents without tokens)");
+    else why += no_data_reason(d);
+  }
+  return why;
+}
+
+// Why dataset d has no document on this rank, with the numbers and the setting to change.
+std::string Loader::Impl::no_data_reason(std::size_t d) const {
+  const DatasetFiles& ds = files_[d];
+  const std::uint64_t shards = static_cast<std::uint64_t>(opt_.logical_shards);
+  std::uint64_t owned = 0, with_blocks = 0;
+  for (std::uint64_t s = static_cast<std::uint64_t>(rank_); s < shards; s += static_cast<std::uint64_t>(world_size_)) {
+    ++owned;
+    if (!shard_blocks(ds, shards, s, static_cast<std::uint64_t>(opt_.block_bytes)).empty()) ++with_blocks;
+  }
+  if (with_blocks > 0)
+    return cat("its ", with_blocks, " non-empty logical shards on this rank hold only bad records (see the counts)");
+  const std::string why = cat("none of the ", owned, " logical shards rank ", rank_, " of ", world_size_,
+                              " owns holds data: ", ds.whole_files.size(), " files read whole (.gz/.zst/.txt, one "
+                              "per shard, so at most ", ds.whole_files.size(), " ranks get one) and ", ds.split_bytes,
+                              " bytes of splittable files over data.logical_shards = ", shards, " (",
+                              ds.split_bytes / shards, " bytes per shard; a record belongs to the shard where it starts)");
+  if (ds.split_bytes == 0)
+    return cat(why, ". Run on at most ", ds.whole_files.size(), " ranks, or split the dataset into at least ",
+               world_size_, " files");
+  return cat(why, ". Run on fewer ranks, or give the dataset more records (a new run may also lower "
+             "data.logical_shards so that each shard spans several records)");
 }
 
 // The next document of one dataset: straight from its stream with one thread, else from its lookahead,
@@ -156,8 +217,7 @@ PackedRow Loader::Impl::next_row() {
   started_ = true;
   DrawDocument draw = [this](DocRef& doc, FramedDocument& framed) {
     LLMTRAIN_CHECK(this->draw(doc, framed), "data loader: rank ", rank_, " of ", world_size_,
-                   " owns no readable document in any dataset (corpus too small for data.logical_shards = ",
-                   opt_.logical_shards, "?)");
+                   " has no document that yields tokens in any dataset (", no_document_reason(), ")");
     return true;
   };
   LoadDocument load = [this](const DocRef& doc, FramedDocument& framed) { this->load(doc, framed); };
@@ -249,6 +309,8 @@ LoaderStats Loader::Impl::stats() const {
     ds.records_read = stream.records_read;
     ds.bad_records = stream.bad_records;
     ds.tokens_drawn = tokens_since_weights_[d];
+    ds.tokenless_documents = tokenless_docs_[d];
+    ds.no_tokens = no_tokens_[d];
     st.datasets.push_back(ds);
   }
   auto lower = [&](const Span& span) {
@@ -265,6 +327,12 @@ LoaderStats Loader::Impl::stats() const {
   st.bad_records_by_file = bad_by_file_;
   st.dropped_spans = dropped_spans_;
   return st;
+}
+
+std::uint64_t LoaderStats::skipped_records() const {
+  std::uint64_t n = 0;
+  for (const auto& [file, count] : bad_records_by_file) n += count;
+  return n;
 }
 
 Loader::Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size)

@@ -5,6 +5,8 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "corpus.hpp"
@@ -37,6 +39,10 @@ class Loader::Impl {
 
  private:
   bool draw(DocRef& doc, FramedDocument& framed);        // mixing: next document of this rank
+  // Counts a document that framed to no token; true once dataset d has yielded none over a whole epoch.
+  bool tokenless(std::size_t d, std::uint32_t epoch);
+  std::string no_document_reason() const;  // why draw() found nothing, per dataset
+  std::string no_data_reason(std::size_t d) const;
   void load(const DocRef& doc, FramedDocument& framed);  // re-encode a known document
   void frame(FileFormat format, std::string_view text, std::vector<TokenId>& framed) const;
   // frame(), or only the framed length when metadata-only.
@@ -49,6 +55,8 @@ class Loader::Impl {
   void restore_exact(const SavedState& own, const std::vector<int>& dataset_map);
   void restore_spans(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
                      const std::vector<bool>& drop);
+  void check_renamed(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map) const;
+  void check_pending_epochs(const std::vector<SavedState>& saved) const;
   void check_drift(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map,
                    std::vector<bool>& drifted) const;
 
@@ -59,6 +67,12 @@ class Loader::Impl {
   std::vector<std::unique_ptr<ShardStream>> streams_;
   std::vector<std::uint64_t> tokens_since_weights_;  // mixing counters
   std::vector<bool> empty_;                          // datasets with no document on this rank
+  // Documents that framed to zero tokens (empty text, no BOS/EOS): they move no mixing counter, so mixing
+  // would pick their dataset again and again. Per dataset: how many were drawn, the epoch where the current
+  // run of them began, and whether a whole epoch gave no token (the dataset is then skipped like an empty one).
+  std::vector<std::uint64_t> tokenless_docs_;
+  std::vector<std::optional<std::uint32_t>> tokenless_since_;
+  std::vector<bool> no_tokens_;
   Packer packer_;
   std::vector<PackedRow> window_;
   std::deque<PackedRow> ready_;  // rows a saved state had prepared but not handed out: they go first

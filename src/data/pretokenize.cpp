@@ -46,7 +46,10 @@ PretokenizeReport convert(const Job& job, const LoaderOptions& options, const Do
     ++r.bad_records;
   };
   if (!block.error.empty()) bad(0, block.error);
-  fs::create_directories(fs::path(job.output).parent_path());
+  std::error_code ec;
+  const fs::path dir = fs::path(job.output).parent_path();
+  fs::create_directories(dir, ec);
+  LLMTRAIN_CHECK(!ec, dir.string(), ": cannot create the output directory: ", ec.message());
   TokenFileWriter writer(job.output, vocab_size, encoder.fingerprint());
   std::vector<TokenId> tokens;
   for (const LoadedBlock::Record& rec : block.records) {

@@ -4,6 +4,7 @@
 #include "token_files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -92,6 +93,16 @@ void read_zstd(const std::string& path, std::string& out, std::string& error) {
   ::close(fd);
 }
 
+// Empty when the file still has the size the schedule was planned with, else what changed. `fd` < 0: by path.
+std::string size_change(const CorpusFile& file, int fd) {
+  struct stat st {};
+  const int r = fd >= 0 ? ::fstat(fd, &st) : ::stat(file.path.c_str(), &st);
+  if (r != 0) return {};  // not there any more: opening or reading it reports that
+  if (static_cast<std::uint64_t>(st.st_size) == file.size) return {};
+  return "size changed while the run reads it: planned " + std::to_string(file.size) + " bytes, found " +
+         std::to_string(st.st_size);
+}
+
 void read_whole(const CorpusFile& file, std::string& out, std::string& error) {
   if (file.format == FileFormat::jsonl_gz) return read_gzip(file.path, out, error);
   if (file.format == FileFormat::jsonl_zst) return read_zstd(file.path, out, error);
@@ -130,10 +141,21 @@ void index_lines(LoadedBlock& block, std::uint64_t from, std::uint64_t to, bool 
 
 }  // namespace
 
+std::string size_change_consequence() {
+  return "the logical shards were cut on the planned size, so the documents of this file can no longer be "
+         "delivered exactly once. Restore the file, or restart the run: the resume reports the change, and "
+         "data.allow_corpus_change = true starts the dataset's next epoch on the files as they are then";
+}
+
 LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range) {
   if (is_token_format(file.format)) return read_token_block(file, range);
   LoadedBlock block;
   if (!splittable(file.format)) {
+    block.error = size_change(file, -1);
+    if (!block.error.empty()) {
+      block.size_changed = true;
+      return block;
+    }
     read_whole(file, block.data, block.error);
     if (file.format == FileFormat::text) {
       if (block.error.empty()) block.records.push_back({0, block.data.size(), 0});
@@ -147,6 +169,12 @@ LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range) {
   int fd = ::open(file.path.c_str(), O_RDONLY);
   if (fd < 0) {
     block.error = "cannot open: " + std::string(std::strerror(errno));
+    return block;
+  }
+  block.error = size_change(file, fd);
+  if (!block.error.empty()) {
+    block.size_changed = true;
+    ::close(fd);
     return block;
   }
   block.data_offset = range.begin == 0 ? 0 : range.begin - 1;
@@ -174,6 +202,9 @@ std::string read_record(const CorpusFile& file, std::uint64_t byte_offset) {
   if (splittable(file.format)) {
     int fd = ::open(file.path.c_str(), O_RDONLY);
     LLMTRAIN_CHECK(fd >= 0, file.path, ": cannot open: ", std::strerror(errno));
+    error = size_change(file, fd);
+    if (!error.empty()) ::close(fd);
+    LLMTRAIN_CHECK(error.empty(), file.path, ": ", error, "; ", size_change_consequence());
     std::size_t nl = std::string::npos;
     while (nl == std::string::npos && error.empty()) {
       std::size_t before = data.size();
@@ -184,6 +215,8 @@ std::string read_record(const CorpusFile& file, std::uint64_t byte_offset) {
     ::close(fd);
     if (nl != std::string::npos) data.resize(nl);
   } else {
+    error = size_change(file, -1);
+    LLMTRAIN_CHECK(error.empty(), file.path, ": ", error, "; ", size_change_consequence());
     read_whole(file, data, error);
     LLMTRAIN_CHECK(byte_offset <= data.size(), file.path, ": no record at byte ", byte_offset);
     if (file.format != FileFormat::text) {

@@ -25,13 +25,21 @@ struct LoadedBlock {
   std::uint64_t data_offset = 0;  // file offset of data[0]
   std::vector<Record> records;
   std::string error;  // set when the file could not be read whole (unreadable, truncated stream)
+  // The file's size differs from the one the schedule was planned with (its listing at start-up or resume):
+  // it changed while the run reads it. `error` says so; no record is taken from it.
+  bool size_changed = false;
 };
 
 // Reads a block and finds its records. Never throws for bad input of text files: problems land in `error`, and
 // the records that could be read are kept. A damaged token file throws (token_files.hpp says why).
 LoadedBlock read_block(const CorpusFile& file, const ShardBlock& block);
 
-// The raw bytes of the one record starting at `byte_offset`. Throws if it cannot be read.
+// What a size change means for the run, for an error or a warning: the planned and the found size are in the
+// block's `error`; the shards were cut on the planned one, so the file's documents are no longer exactly once.
+std::string size_change_consequence();
+
+// The raw bytes of the one record starting at `byte_offset`. Throws if it cannot be read or the file's size
+// changed since it was listed.
 std::string read_record(const CorpusFile& file, std::uint64_t byte_offset);
 
 // Turns a raw record into document text: the string `field` of a JSON object, or the file's text, checked

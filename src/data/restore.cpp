@@ -37,14 +37,62 @@ void Loader::Impl::check_drift(const std::vector<SavedState>& saved, const std::
         << " bytes now";
     if (changed_shard >= 0) {
       ByteRange r = shard_range(now, shards, static_cast<std::uint64_t>(changed_shard));
-      msg << "; logical shard " << changed_shard << " (dataset bytes [" << r.begin << ", " << r.end
+      msg << "; logical shard " << changed_shard << " (splittable bytes [" << r.begin << ", " << r.end
           << ")) differs; its files now:";
-      for (const CorpusFile& f : now.files)
-        if (f.start < r.end && f.start + f.size > r.begin)
-          msg << " " << f.path << " (" << f.size << " bytes, mtime " << f.mtime_ns << " ns)";
+      for (std::uint32_t i : shard_files(now, shards, static_cast<std::uint64_t>(changed_shard))) {
+        const CorpusFile& f = now.files[i];
+        msg << " " << f.path << " (" << f.size << " bytes, mtime " << f.mtime_ns << " ns)";
+      }
     }
     msg << ". Set data.allow_corpus_change = true to continue (the dataset then starts its next epoch on the new files)";
     LLMTRAIN_FAIL(msg.str());
+  }
+}
+
+// A pending piece belongs to an epoch that some saved cursor of its dataset has entered: a later epoch is an
+// impossible state (forged, or written by a bug), and delivering it would break exactly-once.
+void Loader::Impl::check_pending_epochs(const std::vector<SavedState>& saved) const {
+  const std::size_t datasets = saved[0].datasets.size();
+  std::vector<std::uint32_t> max_epoch(datasets, 0);
+  for (const SavedState& s : saved)
+    for (std::size_t k = 0; k < datasets; ++k)
+      for (const ShardCursor& c : s.datasets[k].cursors) max_epoch[k] = std::max(max_epoch[k], c.epoch);
+  auto check = [&](const Span& span, int rank) {
+    LLMTRAIN_CHECK(span.doc.epoch <= max_epoch[span.doc.dataset], "data loader state of rank ", rank,
+                   ": a pending piece of dataset '", saved[0].datasets[span.doc.dataset].name, "' is from epoch ",
+                   span.doc.epoch, ", which no shard cursor has reached (at most ", max_epoch[span.doc.dataset],
+                   "): the state is damaged or forged");
+  };
+  for (const SavedState& s : saved) {
+    for (const auto* rows : {&s.ready, &s.window})
+      for (const auto& row : *rows)
+        for (const Span& span : row) check(span, static_cast<int>(s.rank));
+    for (const Span& span : s.queue) check(span, static_cast<int>(s.rank));
+  }
+}
+
+// Adding and removing datasets at a resume is allowed, so a renamed dataset would look like a removed one plus a
+// new one: its position lost, its epoch restarted, silently. A saved dataset that is gone and a new one with
+// exactly its files (count, bytes, and every saved shard's fingerprint of paths, sizes and mtimes) is a rename.
+void Loader::Impl::check_renamed(const std::vector<SavedState>& saved, const std::vector<int>& dataset_map) const {
+  if (opt_.allow_corpus_change) return;
+  const std::uint64_t shards = static_cast<std::uint64_t>(opt_.logical_shards);
+  for (std::size_t d = 0; d < opt_.datasets.size(); ++d) {
+    if (std::find(dataset_map.begin(), dataset_map.end(), static_cast<int>(d)) != dataset_map.end()) continue;
+    const DatasetFiles& now = files_[d];
+    for (std::size_t k = 0; k < dataset_map.size(); ++k) {
+      const SavedDataset& then = saved[0].datasets[k];
+      if (dataset_map[k] >= 0 || then.file_count != now.files.size() || then.total_bytes != now.total_bytes) continue;
+      bool same = true;
+      for (const SavedState& s : saved)
+        for (std::size_t i = 0; i < s.datasets[k].cursors.size() && same; ++i)
+          same = shard_fingerprint(now, shards, s.datasets[k].cursors[i].shard) == s.datasets[k].fingerprints[i];
+      LLMTRAIN_CHECK(!same, "dataset '", opt_.datasets[d].name, "' has the files of the saved dataset '", then.name,
+                     "' (", then.file_count, " files, ", then.total_bytes, " bytes), which is no longer configured: "
+                     "renamed? A dataset's name keys its shuffle order and its place in the state, so under a new "
+                     "name it would restart its epoch and forget what it delivered. Rename it back to '", then.name,
+                     "', or set data.allow_corpus_change = true to start '", opt_.datasets[d].name, "' afresh");
+    }
   }
 }
 
@@ -116,12 +164,19 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
                    s.world_size, " states of ranks 0..", s.world_size - 1, " of one run, got ", saved.size(),
                    " states (rank ", s.rank, " of ", s.world_size, ")");
     LLMTRAIN_CHECK(s.seed == head.seed && s.logical_shards == head.logical_shards &&
-                       s.block_bytes == head.block_bytes && s.datasets.size() == head.datasets.size(),
+                       s.block_bytes == head.block_bytes && s.datasets.size() == head.datasets.size() &&
+                       s.seq_len == head.seq_len && s.shuffle_window == head.shuffle_window &&
+                       s.encoder_fingerprint == head.encoder_fingerprint && s.bos == head.bos && s.eos == head.eos,
                    "data loader states: ranks 0 and ", i, " come from different runs");
-    for (std::size_t k = 0; k < s.datasets.size(); ++k)
-      LLMTRAIN_CHECK(s.datasets[k].name == head.datasets[k].name, "data loader states: ranks 0 and ", i,
-                     " list different datasets");
+    for (std::size_t k = 0; k < s.datasets.size(); ++k) {
+      const SavedDataset &a = head.datasets[k], &b = s.datasets[k];
+      LLMTRAIN_CHECK(a.name == b.name && a.weight == b.weight && a.file_count == b.file_count &&
+                         a.total_bytes == b.total_bytes,
+                     "data loader states: ranks 0 and ", i, " describe dataset #", k, " differently ('", a.name,
+                     "' and '", b.name, "')");
+    }
   }
+  check_pending_epochs(saved);
   LLMTRAIN_CHECK(head.seed == opt_.seed, "data.seed is ", opt_.seed, " but the saved run used ", head.seed,
                  ": the shuffle order of a run is keyed by its seed and cannot change mid-run");
   LLMTRAIN_CHECK(head.logical_shards == static_cast<std::uint64_t>(opt_.logical_shards), "data.logical_shards is ",
@@ -140,6 +195,7 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
   for (std::size_t k = 0; k < head.datasets.size(); ++k)
     for (std::size_t d = 0; d < opt_.datasets.size(); ++d)
       if (opt_.datasets[d].name == head.datasets[k].name) dataset_map[k] = static_cast<int>(d);
+  check_renamed(saved, dataset_map);
   std::vector<bool> drifted(head.datasets.size(), false);
   check_drift(saved, dataset_map, drifted);
 
@@ -149,6 +205,8 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
                    opt_.datasets[static_cast<std::size_t>(dataset_map[k])].weight == head.datasets[k].weight;
   const bool same_world = head.world_size == static_cast<std::uint32_t>(world_size_);
   const std::uint64_t w = static_cast<std::uint64_t>(world_size_), r = static_cast<std::uint64_t>(rank_);
+  const std::uint64_t shards = static_cast<std::uint64_t>(opt_.logical_shards);
+  const std::uint64_t block_bytes = static_cast<std::uint64_t>(opt_.block_bytes);
   auto share = [&](std::uint64_t total) { return total / w + (r < total % w ? 1 : 0); };
 
   std::vector<bool> drop(head.datasets.size(), false);
@@ -163,7 +221,11 @@ void Loader::Impl::restore(const std::vector<std::string>& blobs) {
       const SavedDataset& sd = s.datasets[k];
       for (const ShardCursor& c : sd.cursors) {
         max_epoch = std::max(max_epoch, c.epoch);
-        if (!drifted[k] && rank_owns_shard(c.shard, rank_, world_size_)) stream.set_cursor(c);
+        if (drifted[k] || !rank_owns_shard(c.shard, rank_, world_size_)) continue;
+        const std::size_t blocks = shard_blocks(files_[d], shards, c.shard, block_bytes).size();
+        LLMTRAIN_CHECK(c.block_pos <= blocks, "data loader state: dataset '", sd.name, "', logical shard ", c.shard,
+                       ": block position ", c.block_pos, " beyond its ", blocks, " blocks (the state is damaged or forged)");
+        stream.set_cursor(c);
       }
       tokens += sd.tokens_since_weights;
       draws += sd.draw_counter;

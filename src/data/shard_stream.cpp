@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/log.hpp"
+#include "stop_check.hpp"
 
 namespace llmtrain::data {
 
@@ -70,6 +72,17 @@ void ShardStream::count_bad(const std::string& file, std::uint64_t offset, const
                  why, ")");
 }
 
+// A file whose size changed since the schedule was planned: "fail" stops here with the sizes; "skip" warns
+// once per file and skips each of its blocks opened from now on, each counted as a bad record (so
+// max_bad_fraction still bounds what is lost).
+void ShardStream::size_changed(const CorpusFile& file, const std::string& what, const BadRecordPolicyState& bad) {
+  LLMTRAIN_CHECK(bad.policy == BadRecordPolicy::skip, file.path, ": ", what, "; ", size_change_consequence(),
+                 ". The run stops (on_bad_record = \"fail\")");
+  if (!warned_size_change_.insert(file.path).second) return;
+  log_warn(file.path, ": ", what, "; ", size_change_consequence(), ". Until then its blocks are skipped, each counted "
+           "as a bad record (on_bad_record = \"skip\", bounded by max_bad_fraction)");
+}
+
 bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
   ShardCursor& c = shard.cursor;
   if (!shard.blocks_listed) {
@@ -92,6 +105,11 @@ bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
       const ShardBlock& range = shard.blocks[shard.block_index];
       shard.block = read_block(files_.files[range.file], range);
       shard.block_open = true;
+      // doc_pos == records: the block's last document was drawn; beyond: a cursor that never existed.
+      LLMTRAIN_CHECK(c.doc_pos <= shard.block.records.size(), "dataset '", files_.name, "', logical shard ", c.shard,
+                     ": a saved cursor is at document ", c.doc_pos, " of a block of ", files_.files[range.file].path,
+                     " that holds ", shard.block.records.size(), " (the state is damaged or forged, or the file changed)");
+      if (shard.block.size_changed) size_changed(files_.files[range.file], shard.block.error, bad);
       if (!shard.block.error.empty() && c.doc_pos == 0) {
         ++records_read;
         count_bad(files_.files[range.file].path, range.begin, shard.block.error, bad);
@@ -154,6 +172,7 @@ std::optional<ShardStream::Drawn> ShardStream::next(TextExtractor& extractor, co
   // Bound on epoch changes without a document: beyond it every owned shard went through a whole epoch empty.
   std::size_t fruitless = 0;
   while (fruitless <= 2 * shards_.size() + 2) {
+    if (fruitless > 0) check_not_stopped("looking for a readable document of dataset '" + files_.name + "'");
     std::uint32_t epoch = min_epoch();
     std::vector<std::pair<std::size_t, double>> active;  // (shard, weight)
     double total = 0;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,6 +99,7 @@ class ShardStream {
   bool advance(Shard& shard, TextExtractor& extractor, const BadRecordPolicyState& bad, Drawn& out);
   void count_bad(const std::string& file, std::uint64_t offset, const std::string& why,
                  const BadRecordPolicyState& bad);
+  void size_changed(const CorpusFile& file, const std::string& what, const BadRecordPolicyState& bad);
   std::uint64_t key(std::uint32_t epoch, std::uint32_t shard) const;
 
   const DatasetFiles& files_;
@@ -105,6 +107,7 @@ class ShardStream {
   std::uint64_t seed_, name_hash_, logical_shards_, block_bytes_;
   int rank_;
   std::vector<Shard> shards_;  // owned shards in increasing order
+  std::set<std::string> warned_size_change_;  // files already reported as changed in size
 };
 
 }  // namespace llmtrain::data

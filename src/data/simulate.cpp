@@ -1,15 +1,22 @@
 // W rank-loaders in one process: the audit tool behind `llmtrain-data simulate` (see simulate.hpp).
 #include "llmtrain/data/simulate.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "audit.hpp"
+#include "state.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::data {
@@ -24,17 +31,73 @@ std::string provenance_json(std::int64_t step, int rank, std::int64_t row, const
   return line.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+namespace {
+
+void make_directories(const std::filesystem::path& dir, const char* purpose) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  LLMTRAIN_CHECK(!ec, dir.string(), ": cannot create the directory for ", purpose, ": ", ec.message());
+}
+
+// Per dataset, the first epoch that no saved cursor or pending piece has entered: the first one a resumed
+// run delivers whole.
+std::map<std::string, std::uint32_t> first_epochs_after(const std::vector<std::string>& blobs) {
+  std::map<std::string, std::uint32_t> first;
+  for (const std::string& blob : blobs) {
+    const SavedState s = decode_state(blob);
+    auto enter = [&](const std::string& name, std::uint32_t epoch) {
+      std::uint32_t& e = first[name];
+      e = std::max(e, epoch + 1);
+    };
+    for (const SavedDataset& d : s.datasets)
+      for (const ShardCursor& c : d.cursors) enter(d.name, c.epoch);
+    auto spans = [&](const std::vector<Span>& list) {
+      for (const Span& span : list) enter(s.datasets[span.doc.dataset].name, span.doc.epoch);
+    };
+    for (const auto* rows : {&s.ready, &s.window})
+      for (const auto& row : *rows) spans(row);
+    spans(s.queue);
+  }
+  return first;
+}
+
+}  // namespace
+
+std::string read_state_file(const std::string& path) {
+  struct stat st {};
+  LLMTRAIN_CHECK(::stat(path.c_str(), &st) == 0, path, ": cannot read the data loader state: ", std::strerror(errno));
+  LLMTRAIN_CHECK(S_ISREG(st.st_mode), path, ": not a regular file (expected a data loader state file)");
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  LLMTRAIN_CHECK(fd >= 0, path, ": cannot open the data loader state: ", std::strerror(errno));
+  std::string blob(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < blob.size()) {
+    const ssize_t n = ::read(fd, &blob[got], blob.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : 0;
+      ::close(fd);
+      LLMTRAIN_FAIL(path, ": cannot read the data loader state: ",
+                    err ? std::strerror(err) : "the file shrank while it was read");
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return blob;
+}
+
 std::vector<std::string> load_state_dir(const std::string& dir) {
   namespace fs = std::filesystem;
+  std::error_code ec;
+  LLMTRAIN_CHECK(!fs::exists(dir, ec) || fs::is_directory(dir, ec), dir,
+                 ": not a directory (--load-state takes the directory holding rank-00000.state, ...)");
   std::vector<std::string> blobs;
   for (int rank = 0;; ++rank) {
     char name[32];
     std::snprintf(name, sizeof name, "rank-%05d.state", rank);
     fs::path path = fs::path(dir) / name;
-    if (!fs::exists(path)) break;
-    std::ifstream in(path, std::ios::binary);
-    blobs.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    LLMTRAIN_CHECK(in.good() || in.eof(), path.string(), ": cannot read");
+    if (!fs::exists(path, ec)) break;
+    blobs.push_back(read_state_file(path.string()));
   }
   LLMTRAIN_CHECK(!blobs.empty(), dir, ": no data loader state (expected rank-00000.state, ...)");
   return blobs;
@@ -42,31 +105,39 @@ std::vector<std::string> load_state_dir(const std::string& dir) {
 
 void save_state_file(const std::string& dir, int rank, const std::string& blob) {
   namespace fs = std::filesystem;
-  fs::create_directories(dir);
+  make_directories(dir, "the data loader state");
   char name[32];
   std::snprintf(name, sizeof name, "rank-%05d.state", rank);
   fs::path path = fs::path(dir) / name, tmp = path;
   tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
-    out.close();
-    LLMTRAIN_CHECK(out.good(), tmp.string(), ": cannot write the data loader state");
+  std::FILE* out = std::fopen(tmp.c_str(), "wb");
+  LLMTRAIN_CHECK(out != nullptr, tmp.string(), ": cannot create the data loader state: ", std::strerror(errno));
+  const bool written = std::fwrite(blob.data(), 1, blob.size(), out) == blob.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(out) == 0;  // a full disk often shows only here, when the buffer is flushed
+  if (!written || !closed) {
+    const int err = written ? errno : write_errno;
+    std::remove(tmp.c_str());
+    LLMTRAIN_FAIL(tmp.string(), ": cannot write the data loader state: ", std::strerror(err));
   }
-  fs::rename(tmp, path);  // a crash mid-write never leaves a half state under the real name
+  std::error_code ec;
+  fs::rename(tmp, path, ec);  // a crash mid-write never leaves a half state under the real name
+  LLMTRAIN_CHECK(!ec, path.string(), ": cannot rename the data loader state from ", tmp.string(), ": ", ec.message());
 }
 
 std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder,
                        const SimulateOptions& sim, std::ostream& log) {
   LLMTRAIN_CHECK(sim.world_size >= 1, "--world-size must be >= 1, got ", sim.world_size);
   LLMTRAIN_CHECK(sim.steps >= 0, "--steps must be >= 0, got ", sim.steps);
-  LLMTRAIN_CHECK(!sim.audit || sim.load_state_dir.empty(), "--audit checks fresh runs only (no --load-state)");
   CoverageAudit audit;
   options.batch_rows = sim.batch_rows;
   options.metadata_only = sim.metadata_only;
   std::vector<std::unique_ptr<Loader>> ranks;
   std::vector<std::string> saved;
-  if (!sim.load_state_dir.empty()) saved = load_state_dir(sim.load_state_dir);
+  if (!sim.load_state_dir.empty()) {
+    saved = load_state_dir(sim.load_state_dir);
+    audit.resumed(first_epochs_after(saved));
+  }
   for (int r = 0; r < sim.world_size; ++r) {
     ranks.push_back(std::make_unique<Loader>(options, encoder, r, sim.world_size));
     if (!saved.empty()) ranks.back()->restore(saved);
@@ -74,9 +145,10 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
   std::ofstream provenance;
   if (!sim.provenance_path.empty()) {
     std::filesystem::path parent = std::filesystem::path(sim.provenance_path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
+    if (!parent.empty()) make_directories(parent, "the provenance");
     provenance.open(sim.provenance_path, std::ios::trunc);
-    LLMTRAIN_CHECK(provenance.good(), sim.provenance_path, ": cannot open for writing");
+    LLMTRAIN_CHECK(provenance.good(), sim.provenance_path, ": cannot open the provenance for writing: ",
+                   std::strerror(errno));
   }
   // Epochs of each dataset that every rank has finished (the audit settles them).
   auto finished_epochs = [&ranks] {
@@ -103,8 +175,9 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
   }
   if (provenance.is_open()) {
     provenance.close();
-    LLMTRAIN_CHECK(provenance.good(), sim.provenance_path, ": write failed");
+    LLMTRAIN_CHECK(provenance.good(), sim.provenance_path, ": cannot write the provenance: ", std::strerror(errno));
   }
+  std::uint64_t skipped = 0, skipped_files = 0;
   for (int r = 0; r < sim.world_size; ++r) {
     std::string blob = ranks[r]->state();
     if (!sim.save_state_dir.empty()) save_state_file(sim.save_state_dir, r, blob);
@@ -119,8 +192,15 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
     }
     if (st.dropped_spans) log << "; " << st.dropped_spans << " pieces dropped on restore";
     log << "\n";
+    for (const DatasetStats& d : st.datasets)
+      if (d.tokenless_documents > 0)
+        log << "  " << d.name << ": " << d.tokenless_documents << " documents without tokens"
+            << (d.no_tokens ? " (a whole epoch: skipped on this rank)" : "") << "\n";
     for (const auto& [file, count] : st.bad_records_by_file) log << "  skipped " << count << " bad records in " << file << "\n";
+    skipped += st.skipped_records();
+    skipped_files += st.bad_records_by_file.size();
   }
+  log << "skipped records: " << skipped << " bad records in " << skipped_files << " files (all ranks)\n";
   return sim.audit ? audit.report(finished_epochs(), log) : 0;
 }
 

@@ -2,6 +2,7 @@
 #include "state.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -157,13 +158,19 @@ SavedState decode_state(const std::string& blob) {
   LLMTRAIN_CHECK(stored == hash_bytes(blob.data(), body), "data loader state is corrupt (checksum mismatch)");
   Reader in(blob.data() + sizeof kMagic, body - sizeof kMagic);
   std::uint32_t version = in.get<std::uint32_t>();
+  LLMTRAIN_CHECK(version != 1, "data loader state has format version 1, this build reads ", kStateVersion,
+                 ": version 2 places compressed and .txt files in other logical shards (spread over the ranks), so "
+                 "a version 1 position means other documents here. Finish that run with the build that wrote it, "
+                 "or start a new run");
   LLMTRAIN_CHECK(version == kStateVersion, "data loader state has format version ", version, ", this build reads ",
                  kStateVersion);
   SavedState s;
+  int heads = 0;
   while (!in.done()) {
     std::uint32_t t = in.get<std::uint32_t>();
     Reader r = in.sub(in.get<std::uint64_t>());
     if (t == tag("HEAD")) {
+      ++heads;
       s.rank = static_cast<std::uint32_t>(r.get<std::uint64_t>());
       s.world_size = static_cast<std::uint32_t>(r.get<std::uint64_t>());
       s.seq_len = r.get<std::uint64_t>();
@@ -209,15 +216,65 @@ SavedState decode_state(const std::string& blob) {
       for (std::uint64_t i = 0; i < n; ++i) s.queue.push_back(r.get_span());
     }
   }
-  auto check_span = [&](const Span& span) {
-    LLMTRAIN_CHECK(span.doc.dataset < s.datasets.size() && span.begin <= span.end,
-                   "data loader state holds a malformed span");
-  };
-  for (const auto* list : {&s.ready, &s.window})
-    for (const auto& row : *list)
-      for (const Span& span : row) check_span(span);
-  for (const Span& span : s.queue) check_span(span);
+  LLMTRAIN_CHECK(heads == 1, "data loader state has ", heads, " HEAD sections, expected 1");
+  validate_state(s);
   return s;
+}
+
+// The checksum only proves that the bytes are those written; a forged or buggy state can still hold values no
+// loader writes. Each field is checked against its range and the others, so restore() never acts on them.
+void validate_state(const SavedState& s) {
+  auto bad = [](const auto&... what) { LLMTRAIN_FAIL("data loader state: ", what..., " (the state is damaged or forged)"); };
+  if (s.logical_shards < 1 || s.logical_shards > INT32_MAX) bad("logical_shards = ", s.logical_shards, " is not in [1, 2^31)");
+  if (s.world_size < 1 || s.world_size > s.logical_shards)
+    bad("world_size = ", s.world_size, " is not in [1, logical_shards = ", s.logical_shards, "]");
+  if (s.rank >= s.world_size) bad("rank = ", s.rank, " is not below world_size = ", s.world_size);
+  if (s.seq_len < 1 || s.seq_len >= INT32_MAX) bad("seq_len = ", s.seq_len, " is not in [1, 2^31 - 1)");
+  if (s.shuffle_window < 1 || s.shuffle_window > INT32_MAX) bad("shuffle_window = ", s.shuffle_window, " is not in [1, 2^31)");
+  if (s.block_bytes < 1) bad("block_bytes = 0");
+  for (const auto& [name, id] : {std::pair<const char*, std::int64_t>{"bos", s.bos}, {"eos", s.eos}})
+    if (id < -1 || id > INT32_MAX) bad(name, " = ", id, " is neither -1 (none) nor a token id");
+  if (s.window.size() > s.shuffle_window)
+    bad("the shuffle window holds ", s.window.size(), " rows, more than shuffle_window = ", s.shuffle_window);
+  // Rank r owns the logical shards s with s % W == r, each with exactly one cursor, in increasing order.
+  const std::uint64_t owned = (s.logical_shards - s.rank + s.world_size - 1) / s.world_size;
+  for (std::size_t k = 0; k < s.datasets.size(); ++k) {
+    const SavedDataset& d = s.datasets[k];
+    if (d.name.empty()) bad("dataset #", k, " has no name");
+    for (std::size_t j = 0; j < k; ++j)
+      if (s.datasets[j].name == d.name) bad("dataset '", d.name, "' appears twice");
+    if (!std::isfinite(d.weight) || d.weight < 0) bad("dataset '", d.name, "': weight ", d.weight, " is not >= 0");
+    if (d.total_bytes < d.file_count)
+      bad("dataset '", d.name, "': ", d.total_bytes, " bytes cannot hold ", d.file_count, " non-empty files");
+    if (d.bad_records > d.records_read)
+      bad("dataset '", d.name, "': ", d.bad_records, " bad records out of ", d.records_read, " read");
+    if (d.cursors.size() != owned)
+      bad("dataset '", d.name, "': ", d.cursors.size(), " shard cursors, but rank ", s.rank, " of ", s.world_size,
+          " owns ", owned, " of ", s.logical_shards, " logical shards");
+    for (std::size_t i = 0; i < d.cursors.size(); ++i)
+      if (d.cursors[i].shard != s.rank + i * s.world_size)
+        bad("dataset '", d.name, "': cursor #", i, " is for logical shard ", d.cursors[i].shard, ", expected ",
+            s.rank + i * s.world_size, " (rank ", s.rank, " of ", s.world_size, ")");
+  }
+  auto check_span = [&](const Span& span, const char* where) {
+    if (span.doc.dataset >= s.datasets.size())
+      bad(where, ": a piece refers to dataset #", span.doc.dataset, " of ", s.datasets.size());
+    const SavedDataset& d = s.datasets[span.doc.dataset];
+    if (span.doc.file >= d.file_count)
+      bad(where, ": a piece of dataset '", d.name, "' refers to file #", span.doc.file, " of ", d.file_count);
+    if (span.begin >= span.end) bad(where, ": a piece of dataset '", d.name, "' has the empty or reversed token range [",
+                                    span.begin, ", ", span.end, ")");
+  };
+  for (const auto& [rows, where] : {std::pair{&s.ready, "prepared rows"}, std::pair{&s.window, "shuffle window"}})
+    for (const auto& row : *rows) {
+      std::uint64_t tokens = 0;
+      for (const Span& span : row) {
+        check_span(span, where);
+        tokens += span.end - span.begin;
+      }
+      if (tokens != s.seq_len + 1) bad(where, ": a row holds ", tokens, " tokens, expected seq_len + 1 = ", s.seq_len + 1);
+    }
+  for (const Span& span : s.queue) check_span(span, "packing queue");
 }
 
 std::string describe(const SavedState& s) {

@@ -42,10 +42,16 @@ struct SavedState {
   std::vector<Span> queue;
 };
 
-constexpr std::uint32_t kStateVersion = 1;
+// 2: files read whole go to logical shard j % L (shards.hpp) instead of the shard of their first byte, so the
+// shards (and their fingerprints) of version 1 mean other files.
+constexpr std::uint32_t kStateVersion = 2;
 
 std::string encode_state(const SavedState& state);
-SavedState decode_state(const std::string& blob);  // throws llmtrain::Error on a malformed blob
+// Throws llmtrain::Error on a malformed blob or one whose fields fail validate_state.
+SavedState decode_state(const std::string& blob);
+// Every field in its range and consistent with the others (ownership of the cursors, pieces inside the datasets'
+// file lists, rows of seq_len + 1 tokens); throws an llmtrain::Error naming the first one that is not.
+void validate_state(const SavedState& state);
 std::string describe(const SavedState& state);
 
 }  // namespace llmtrain::data

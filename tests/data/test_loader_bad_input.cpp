@@ -5,6 +5,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "loader_test_util.hpp"
 
 namespace llmtrain::data::testing {
@@ -148,6 +152,48 @@ TEST(LoaderBadInput, BadOptionsAreErrors) {
   o.max_bad_fraction = 1.0;
   Loader loader(o, byte_encoder(), 0, 1);
   EXPECT_THROW(loader.next(), Error);
+}
+
+// A file truncated while the run reads it (here at a line boundary, so nothing looks malformed) used to be
+// under-read silently: its later blocks simply held fewer records. Its size is now compared with the one the
+// schedule was planned with: "fail" stops naming the file and both sizes, "skip" counts each later block.
+TEST(LoaderBadInput, FileTruncatedDuringTheRunIsDetected) {
+  for (BadRecordPolicy policy : {BadRecordPolicy::fail, BadRecordPolicy::skip}) {
+    TempDir dir("truncated");
+    write_generated_corpus(dir.path(), 2, 200, 6);
+    const std::string victim = dir / "part-001.jsonl";
+    LoaderOptions o = small_options({{"d", dir.path(), 1.0, "text"}});
+    o.block_bytes = 1024;  // several blocks per logical shard: most are opened after the truncation
+    o.on_bad_record = policy;
+    o.max_bad_fraction = 1;
+    World w(o, 1);
+    w.steps(1);
+    std::string content;
+    {
+      std::ifstream in(victim, std::ios::binary);
+      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const std::size_t cut = content.find('\n', content.size() / 2) + 1;
+    std::filesystem::resize_file(victim, cut);
+    const std::string expected = victim + ": size changed while the run reads it: planned " +
+                                 std::to_string(content.size()) + " bytes, found " + std::to_string(cut);
+    if (policy == BadRecordPolicy::fail) {
+      try {
+        w.steps(400);
+        ADD_FAILURE() << "a truncated file was read on";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("The run stops"), std::string::npos) << e.what();
+      }
+    } else {
+      w.steps(400);
+      const LoaderStats st = w.ranks[0]->stats();
+      auto it = st.bad_records_by_file.find(victim);
+      ASSERT_NE(it, st.bad_records_by_file.end()) << "the truncation went unnoticed";
+      EXPECT_GT(it->second, 0u);
+      EXPECT_EQ(st.bad_records_by_file.count(dir / "part-000.jsonl"), 0u);
+    }
+  }
 }
 
 }  // namespace

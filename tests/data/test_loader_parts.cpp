@@ -55,6 +55,40 @@ TEST(LogicalShards, BalancedOwnershipForAnyWorldSize) {
   }
 }
 
+// Equally sized files read whole (.txt here; .gz and .zst alike) once landed in the shard of their first byte,
+// j * L / n: with L = 1024 and 8 files all of them on rank 0 for W = 2, 4, 8. The j-th goes to shard j % L now,
+// so every W up to the number of files gives every rank a file; beyond, the error says what to change.
+TEST(LogicalShards, WholeFilesSpreadOverEveryRank) {
+  TempDir dir("whole");
+  for (int f = 0; f < 8; ++f) write_file(dir / ("doc-" + std::to_string(f) + ".txt"), "the same length, file " + std::to_string(f));
+  LoaderOptions o = small_options({{"txt", dir.path(), 1.0, "text"}});
+  o.logical_shards = 1024;
+  o.shuffle_window = 1;
+  o.batch_rows = 1;
+  o.seq_len = 7;
+  for (int world : {2, 4, 8}) {
+    DatasetFiles ds = list_dataset(o.datasets[0]);
+    std::vector<int> files_of(static_cast<std::size_t>(world), 0);
+    for (std::uint64_t s = 0; s < 1024; ++s) files_of[s % world] += static_cast<int>(shard_blocks(ds, 1024, s, 4096).size());
+    for (int r = 0; r < world; ++r) {
+      EXPECT_EQ(files_of[static_cast<std::size_t>(r)], 8 / world) << "rank " << r << " of " << world;
+      Loader loader(o, byte_encoder(), r, world);
+      EXPECT_NO_THROW(loader.next()) << "rank " << r << " of " << world;
+    }
+  }
+  Loader ninth(o, byte_encoder(), 8, 16);
+  try {
+    ninth.next();
+    ADD_FAILURE() << "rank 8 of 16 has no file and did not say so";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("none of the 64 logical shards rank 8 of 16 owns holds data: 8 files read whole"),
+              std::string::npos) << what;
+    EXPECT_NE(what.find("Run on at most 8 ranks, or split the dataset into at least 16 files"), std::string::npos)
+        << what;
+  }
+}
+
 // Every record of the corpus belongs to exactly one block of exactly one shard, whatever the cut.
 TEST(LogicalShards, EveryRecordInExactlyOneBlock) {
   TempDir dir("blocks");
@@ -81,7 +115,7 @@ TEST(LogicalShards, EveryRecordInExactlyOneBlock) {
           for (const auto& rec : lb.records) found.insert({b.file, lb.data_offset + rec.begin});
         }
       }
-      EXPECT_EQ(covered, ds.total_bytes);
+      EXPECT_EQ(covered, ds.split_bytes);
       using Keys = std::set<std::pair<std::uint32_t, std::uint64_t>>;
       EXPECT_TRUE(Keys(found.begin(), found.end()) == all);
       EXPECT_EQ(found.size(), all.size()) << shards << " shards, blocks of " << block_bytes;

@@ -2,7 +2,9 @@
 // drift detection (corpus files or tokenizer changed since the save) with the opt-in to continue.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "loader_test_util.hpp"
@@ -69,6 +71,107 @@ TEST(LoaderState, CorruptedStatesWithValidChecksumNeverCrash) {
     }
   }
   EXPECT_GT(errors, 0);
+}
+
+// Forged states: each field set to a value no loader writes, the checksum recomputed (encode_state). Every
+// one is refused with an error naming the field, before a single document is read.
+TEST(LoaderState, ForgedStatesWithValidChecksumAreRefusedNamingTheField) {
+  World w(options(), 2);
+  w.steps(15);
+  const std::vector<std::string> states = w.states();
+  const SavedState real = decode_state(states[1]);
+  ASSERT_FALSE(real.window.empty());
+  ASSERT_FALSE(real.queue.empty());
+  using Forge = std::function<void(SavedState&)>;
+  const std::vector<std::pair<std::string, Forge>> forgeries = {
+      {"rank = 2 is not below world_size = 2", [](SavedState& s) { s.rank = 2; }},
+      {"world_size = 0", [](SavedState& s) { s.world_size = 0; }},
+      {"world_size = 17 is not in [1, logical_shards = 16]", [](SavedState& s) { s.world_size = 17; }},
+      {"seq_len = 0", [](SavedState& s) { s.seq_len = 0; }},
+      {"logical_shards = 0", [](SavedState& s) { s.logical_shards = 0; }},
+      {"shuffle_window = 0", [](SavedState& s) { s.shuffle_window = 0; }},
+      {"block_bytes = 0", [](SavedState& s) { s.block_bytes = 0; }},
+      {"eos = -7 is neither", [](SavedState& s) { s.eos = -7; }},
+      {"more than shuffle_window = 1", [](SavedState& s) { s.shuffle_window = 1; }},
+      {"weight -1 is not >= 0", [](SavedState& s) { s.datasets[0].weight = -1; }},
+      {"weight nan", [](SavedState& s) { s.datasets[0].weight = std::nan(""); }},
+      {"has no name", [](SavedState& s) { s.datasets[0].name.clear(); }},
+      {"bad records out of", [](SavedState& s) { s.datasets[0].bad_records = s.datasets[0].records_read + 1; }},
+      {"bytes cannot hold", [](SavedState& s) { s.datasets[0].total_bytes = s.datasets[0].file_count - 1; }},
+      {"7 shard cursors, but rank 1 of 2 owns 8", [](SavedState& s) {
+         s.datasets[0].cursors.pop_back();
+         s.datasets[0].fingerprints.pop_back();
+       }},
+      {"cursor #0 is for logical shard 2, expected 1", [](SavedState& s) { s.datasets[0].cursors[0].shard = 2; }},
+      {"refers to file #", [](SavedState& s) { s.queue[0].doc.file = static_cast<std::uint32_t>(s.datasets[0].file_count); }},
+      {"empty or reversed token range", [](SavedState& s) { s.queue[0].begin = s.queue[0].end; }},
+      {"a row holds", [](SavedState& s) { s.window[0][0].end -= 1; }},
+      {"which no shard cursor has reached", [](SavedState& s) { s.queue[0].doc.epoch = 5; }},
+      {"beyond its", [](SavedState& s) { s.datasets[0].cursors[0].block_pos = 1000; }},
+      {"a saved cursor is at document 1000000 of a block", [](SavedState& s) {
+         for (ShardCursor& c : s.datasets[0].cursors) c.doc_pos = 1000000;
+       }},
+      {"describe dataset #0 differently", [](SavedState& s) { s.datasets[0].weight = 0.5; }},
+      {"come from different runs", [](SavedState& s) { s.seq_len = 62; s.window.clear(); }},
+  };
+  for (const auto& [message, forge] : forgeries) {
+    SavedState forged = real;
+    forge(forged);
+    std::vector<std::string> blobs = {states[0], encode_state(forged)};
+    Loader fresh(options(), byte_encoder(), 1, 2);  // the owner of the forged rank's shards
+    try {
+      fresh.restore(blobs);
+      for (int step = 0; step < 100; ++step) fresh.next();  // past the restored window and queue: new documents
+      ADD_FAILURE() << "accepted a state with " << message;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Version 1 placed files read whole by their first byte; its shard positions mean other files in version 2.
+TEST(LoaderState, Version1StatesAreRefusedWithTheReason) {
+  World w(options(), 1);
+  w.steps(2);
+  std::string blob = w.states()[0];
+  const std::uint32_t one = 1;
+  std::memcpy(&blob[8], &one, 4);
+  const std::uint64_t sum = hash_bytes(blob.data(), blob.size() - 8);
+  std::memcpy(&blob[blob.size() - 8], &sum, 8);
+  try {
+    decode_state(blob);
+    ADD_FAILURE() << "a version 1 state was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("format version 1, this build reads 2: version 2 places compressed and .txt "
+                                         "files in other logical shards"), std::string::npos) << e.what();
+  }
+}
+
+// A dataset renamed between runs used to restart silently (a removed dataset plus a new one); it is refused
+// naming both names, unless allow_corpus_change. Adding a dataset with other files stays allowed.
+TEST(LoaderState, RenamedDatasetIsReportedNotRestarted) {
+  World w(options(), 2);
+  w.steps(10);
+  LoaderOptions renamed = small_options({{"licenses-v2", license_corpus(), 1.0, "text"}});
+  Loader fresh(renamed, byte_encoder(), 0, 2);
+  try {
+    fresh.restore(w.states());
+    ADD_FAILURE() << "a renamed dataset was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dataset 'licenses-v2' has the files of the saved dataset 'licenses'"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Rename it back to 'licenses'"), std::string::npos) << e.what();
+  }
+  renamed.allow_corpus_change = true;
+  Loader allowed(renamed, byte_encoder(), 0, 2);
+  allowed.restore(w.states());
+  allowed.next();
+  TempDir other("renamed-other");
+  write_generated_corpus(other.path(), 2, 20, 8);
+  LoaderOptions added = small_options({{"licenses", license_corpus(), 1.0, "text"}, {"other", other.path(), 1.0, "text"}});
+  Loader grown(added, byte_encoder(), 0, 2);
+  grown.restore(w.states());
+  grown.next();
 }
 
 // Corpora of equal-length documents, so that rows hold the same number of pieces whatever the corpus size.

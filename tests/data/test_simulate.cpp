@@ -89,6 +89,28 @@ TEST(Simulate, EndToEndWithTheGpt2TokenizerExactlyOnceAcrossARescale) {
     for (int s = 0; s < 20; ++s) ASSERT_EQ(a.batches[r][10 + s].tokens, c.batches[r][s].tokens);
 }
 
+// --audit with --load-state (once refused): the resumed run's epochs that began after the resume are audited
+// whole, the earlier ones for duplicates only, and the run through two more epochs is exactly once.
+TEST(Simulate, AuditCoversAResumedRun) {
+  TempDir dir("simulate-audit");
+  LoaderOptions o = options();
+  std::size_t corpus_tokens = 0;
+  for (const auto& [key, tokens] : scan_corpus(o, ByteEncoder()).docs) corpus_tokens += tokens.size() + 2;
+  std::ostringstream first, resumed;
+  SimulateOptions save{3, 30, 2, "", dir / "s1", ""};
+  save.audit = true;
+  EXPECT_EQ(simulate(o, byte_encoder(), save, first), 0u) << first.str();
+  // 2 ranks x 2 rows x 64 tokens per step: three epochs' worth of steps finishes epochs 1 and 2 everywhere.
+  SimulateOptions resume{2, static_cast<std::int64_t>(3 * corpus_tokens / 256 + 100), 2, dir / "s1", "", ""};
+  resume.audit = true;
+  EXPECT_EQ(simulate(o, byte_encoder(), resume, resumed), 0u) << resumed.str();
+  const std::string log = resumed.str();
+  EXPECT_NE(log.find("epochs before 1 began before the resume (checked for duplicates only)"), std::string::npos) << log;
+  EXPECT_NE(log.find("documents in each"), std::string::npos) << log;  // some epoch after the resume was settled
+  EXPECT_NE(log.find("exactly once: yes"), std::string::npos) << log;
+  EXPECT_NE(log.find("skipped records: 0 bad records in 0 files (all ranks)"), std::string::npos) << log;
+}
+
 // The audit itself: a token range delivered twice, and a finished epoch missing part of a document.
 TEST(SimulateAudit, FindsDuplicatesAndGaps) {
   auto row = [](std::uint32_t epoch, std::uint32_t begin, std::uint32_t end) {
@@ -113,6 +135,14 @@ TEST(SimulateAudit, FindsDuplicatesAndGaps) {
   }
   EXPECT_EQ(gap.report({{"d", 1}}, out), 1u);
   EXPECT_EQ(unfinished.report({{"d", 0}}, out), 0u);  // epoch 0 not finished yet: a gap is expected
+  // Resumed: epoch 0 began before the resume (its gap is the earlier run's part), epoch 1 must be whole.
+  CoverageAudit resumed;
+  resumed.resumed({{"d", 1}});
+  resumed.add(row(0, 12, 20));
+  resumed.add(row(1, 0, 4));
+  resumed.add(row(1, 6, 10));
+  EXPECT_EQ(resumed.report({{"d", 1}}, out), 0u);
+  EXPECT_EQ(resumed.report({{"d", 2}}, out), 1u);  // epoch 1 finished with a gap
 }
 
 }  // namespace

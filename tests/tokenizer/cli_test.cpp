@@ -18,8 +18,9 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-Result run(const std::string& args) {
-  const std::string command = std::string(LLMTRAIN_TOKENIZE_EXE) + " " + args + " 2>&1";
+// `redirect`: where stdout and stderr go; both come back by default.
+Result run(const std::string& args, const std::string& redirect = "2>&1") {
+  const std::string command = std::string(LLMTRAIN_TOKENIZE_EXE) + " " + args + " " + redirect;
   FILE* pipe = ::popen(command.c_str(), "r");
   Result r{-1, ""};
   char buf[4096];
@@ -86,6 +87,36 @@ TEST(TokenizeCli, BadInputNamesFileAndLine) {
   EXPECT_NE(error_of("--tokenizer " + broken + " " + missing).find("broken.json: malformed JSON"), std::string::npos);
   EXPECT_NE(error_of("").find("--tokenizer is required"), std::string::npos);
   EXPECT_NE(error_of("--tokenizer " + tok + " --bogus").find("unknown option --bogus"), std::string::npos);
+}
+
+// Ids must be integers in [0, 2^31): json's conversion used to decode 1.5 as id 1 and 2^32 + 1 as id 1, and
+// print 99999999999 as a wrapped negative id.
+TEST(TokenizeCli, DecodeRefusesIdsThatAreNotInt32) {
+  const std::string tok = test::mistral_json();
+  for (const std::string id : {"1.5", "99999999999", "4294967297", "-1", "true"}) {
+    const std::string input = write("id.jsonl", "[1, " + id + "]\n");
+    const Result r = run("--tokenizer " + tok + " --decode " + input);
+    EXPECT_EQ(r.status, 1) << id << ": " << r.output;
+    EXPECT_NE(r.output.find("id.jsonl:1: token id " + id + " at position 1 is not an integer in [0, 2147483647]"),
+              std::string::npos) << r.output;
+  }
+}
+
+// Every path argument: a directory, a missing file, and a full disk behind stdout are errors naming the path.
+TEST(TokenizeCli, PathsAndFullDiskAreErrorsNamingThem) {
+  const std::string tok = test::mistral_json();
+  const std::string input = write("in.jsonl", "{\"text\": \"Hello\"}\n");
+  Result r = run("--tokenizer " + tok + " " + test::temp_dir());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find(test::temp_dir() + ": is a directory"), std::string::npos) << r.output;
+  r = run("--tokenizer " + tok + " " + input, "2>&1 >/dev/full");  // stderr comes back, stdout fills up
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("<stdout>: write failed: No space left on device"), std::string::npos) << r.output;
+  r = run("--tokenizer " + tok + " --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* option : {"--tokenizer FILE", "--field NAME", "--add-special-tokens", "--decode", "--bench"})
+    EXPECT_NE(r.output.find(option), std::string::npos) << option;
+  EXPECT_NE(r.output.find("examples:"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -72,12 +72,16 @@ struct DatasetStats {
   std::uint64_t records_read = 0;  // including bad ones
   std::uint64_t bad_records = 0;
   std::uint64_t tokens_drawn = 0;  // since the weights last changed
+  std::uint64_t tokenless_documents = 0;  // drawn here that framed to zero tokens (empty text, no BOS/EOS)
+  bool no_tokens = false;  // a whole epoch gave no token on this rank: skipped, its weight counts as 0
 };
 
 struct LoaderStats {
   std::vector<DatasetStats> datasets;
   std::map<std::string, std::uint64_t> bad_records_by_file;  // this process's run only
   std::uint64_t dropped_spans = 0;  // pending pieces given up on restore (removed dataset, allowed drift)
+  // Bad records (and empty files) skipped by this process's run: what a tool or the trainer reports at the end.
+  std::uint64_t skipped_records() const;
 };
 
 class Loader final : public BatchSource {

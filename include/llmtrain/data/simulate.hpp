@@ -20,7 +20,9 @@ struct SimulateOptions {
   std::string load_state_dir;   // empty: start fresh
   std::string save_state_dir;   // empty: do not save
   std::string provenance_path;  // empty: no provenance file
-  bool audit = false;           // report dataset shares, epochs and exactly-once coverage (fresh runs)
+  // Report dataset shares, epochs and exactly-once coverage. After --load-state, epochs that began before the
+  // resume are checked for duplicates only; the later ones fully.
+  bool audit = false;
   bool metadata_only = false;   // spans from document lengths, no token copied (LoaderOptions::metadata_only)
 };
 
@@ -33,8 +35,11 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
 // token_begin,token_end],...],"special":[[position,token_id],...]}
 std::string provenance_json(std::int64_t step, int rank, std::int64_t row, const RowProvenance& p);
 
-// The state files of a directory (rank-00000.state, ...), in rank order; and writing them.
+// The state files of a directory (rank-00000.state, ...), in rank order; one state file; and writing them.
+// Every failure (a directory or a missing, unreadable or non-regular file, a full disk) is an llmtrain::Error
+// naming the path.
 std::vector<std::string> load_state_dir(const std::string& dir);
+std::string read_state_file(const std::string& path);
 void save_state_file(const std::string& dir, int rank, const std::string& blob);
 
 }  // namespace llmtrain::data
