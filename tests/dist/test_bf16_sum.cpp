@@ -103,7 +103,7 @@ TEST(Bf16Sum, RandomSumsStayWithinTheBoundOfOneRoundingPerHop) {
     g.comm->all_reduce_sum(data.data(), n, DType::bf16).wait();
     g.comm->reduce_scatter_sum(blocks.data(), scattered.data(), n, DType::bf16).wait();
     const double growth = std::pow(1.0 + 0x1p-8, double(w - 1)) - 1.0;  // exact in double for w <= 4
-    std::size_t rounded = 0;
+    std::size_t rounded = 0, outside = 0;
     for (const auto& [result, offset] : {std::pair{&data, std::size_t(0)}, std::pair{&scattered, block * n}}) {
       for (std::size_t i = 0; i < n; ++i) {
         double exact = 0, magnitude = 0;  // exact: at most 4 values of 8 significant bits within 2^13
@@ -113,10 +113,13 @@ TEST(Bf16Sum, RandomSumsStayWithinTheBoundOfOneRoundingPerHop) {
         }
         const double got = double(bf16_to_float((*result)[i]));
         if (got != exact) ++rounded;
-        ASSERT_LE(std::fabs(got - exact), growth * magnitude)
-            << g.label << ", element " << i << ": exact " << exact << ", got " << got;
+        // Counted, not asserted: returning early would skip the next group's collectives on this rank only.
+        if (std::fabs(got - exact) > growth * magnitude && outside++ == 0)
+          ADD_FAILURE() << g.label << ", element " << i << ": exact " << exact << ", got " << got << ", bound "
+                        << growth * magnitude;
       }
     }
+    EXPECT_EQ(outside, 0u) << g.label << ": results outside the bound";
     if (w > 1) {
       EXPECT_GT(rounded, n / 4) << g.label << ": the data should exercise rounding";
     }
