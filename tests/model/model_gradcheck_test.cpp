@@ -4,36 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "gradcheck.hpp"
+#include "small_model.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/model/local_units.hpp"
 #include "llmtrain/model/model.hpp"
 
 namespace llmtrain::model {
 namespace {
-
-ModelConfig small_config(bool tied) {
-  ModelConfig c;
-  c.vocab_size = 11;
-  c.d_model = 8;
-  c.n_layers = 2;
-  c.n_heads = 2;
-  c.n_kv_heads = 1;
-  c.d_ff = 12;
-  c.max_seq_len = 8;
-  c.tie_embeddings = tied;
-  c.mask_documents = true;
-  c.init_std = 0.3;  // large weights so that every path carries a visible gradient
-  return c;
-}
-
-Batch small_batch() {
-  Batch b;
-  b.rows = 2;
-  b.seq_len = 6;
-  b.tokens = {1, 4, 7, 2, 9, 3, 5, /**/ 0, 10, 6, 8, 2, 4, -1};  // one ignored target
-  b.doc_index = {0, 0, 0, 1, 1, 1, 1, /**/ 0, 0, 1, 1, 1, 2, 2};
-  return b;
-}
 
 // A model over whole units in this process.
 template <typename T>

@@ -12,30 +12,10 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/model/local_units.hpp"
 #include "llmtrain/model/model.hpp"
+#include "small_model.hpp"
 
 namespace llmtrain::model {
 namespace {
-
-ModelConfig config(bool tied) {
-  ModelConfig c;
-  c.vocab_size = 13;
-  c.d_model = 8;
-  c.n_layers = 2;
-  c.n_heads = 2;
-  c.n_kv_heads = 1;
-  c.d_ff = 12;
-  c.max_seq_len = 8;
-  c.tie_embeddings = tied;
-  return c;
-}
-
-Batch batch() {
-  Batch b;
-  b.rows = 2;
-  b.seq_len = 5;
-  b.tokens = {1, 4, 7, 2, 9, 3, /**/ 0, 10, 6, 8, 12, 4};
-  return b;
-}
 
 // Units in this process behind copies that live only between the hooks, and a log of every hook call.
 class RecordingUnits final : public UnitAccess<float> {
@@ -103,14 +83,14 @@ const char* kTiedPass =
     "grad_ready 0";
 
 void check(bool tied, Recompute recompute) {
-  const ModelConfig c = config(tied);
+  const ModelConfig c = small_config(tied);
   RecordingUnits recording(c);
   LocalUnits<float> plain(c);
   Model<float> watched(c, recompute, recording), reference(c, recompute, plain);
   // Two micro-batches: the second accumulates into the gradients the first left.
   for (int micro = 0; micro < 2; ++micro) {
     recording.log.clear();
-    const LossSum a = watched.forward_backward(batch(), 0.5), b = reference.forward_backward(batch(), 0.5);
+    const LossSum a = watched.forward_backward(small_batch(), 0.5), b = reference.forward_backward(small_batch(), 0.5);
     EXPECT_EQ(a.sum, b.sum);
     EXPECT_EQ(recording.log, split(std::string(kForward) + ", " + (tied ? kTiedPass : kUntiedPass)));
   }
@@ -118,7 +98,7 @@ void check(bool tied, Recompute recompute) {
     for (std::size_t i = 0; i < plain.grads()[u].flat.size(); ++i)
       ASSERT_EQ(recording.units.grads()[u].flat(i), plain.grads()[u].flat(i)) << "unit " << u << " element " << i;
   recording.log.clear();
-  EXPECT_EQ(watched.forward(batch()).sum, reference.forward(batch()).sum);
+  EXPECT_EQ(watched.forward(small_batch()).sum, reference.forward(small_batch()).sum);
   EXPECT_EQ(recording.log, split(std::string(kForward) + (tied ? ", acquire 3, acquire 0, release 0, release 3"
                                                                : ", acquire 3, release 3")));
 }
@@ -145,10 +125,10 @@ class PoisonedUnits final : public UnitAccess<float> {
 };
 
 TEST(UnitAccess, ReadingPoisonedParametersShows) {
-  const ModelConfig c = config(false);
+  const ModelConfig c = small_config(false);
   PoisonedUnits poisoned(c);
   Model<float> model(c, Recompute::None, poisoned);
-  EXPECT_TRUE(std::isnan(model.forward(batch()).sum));
+  EXPECT_TRUE(std::isnan(model.forward(small_batch()).sum));
 }
 
 }  // namespace
