@@ -299,13 +299,24 @@ Config load_config(const std::string& path) {
   return parse_config(text.str(), path, parent.string());
 }
 
+// A relative path left in a Config is a default (e.g. train.run_dir), relative to the working directory;
+// written into a file it would resolve against that file's directory, so it is printed absolute.
+template <typename Target>
+Value printable(const FieldSpec<Target>& spec, Value value) {
+  const bool path = spec.kind == Kind::InputPath || spec.kind == Kind::InputGlob || spec.kind == Kind::OutputPath;
+  auto* text = std::get_if<std::string>(&value);
+  if (path && text && !text->empty() && fs::path(*text).is_relative())
+    *text = fs::absolute(*text).lexically_normal().string();
+  return value;
+}
+
 std::string to_toml(const Config& config) {
   std::ostringstream out;
   for (const auto& [section, description] : schema::sections()) {
     out << "[" << section << "]\n";
     for (const auto& spec : schema::config_fields()) {
       if (spec.section != section) continue;
-      out << spec.key << " = " << schema::value_to_toml(spec.get(config));
+      out << spec.key << " = " << schema::value_to_toml(printable(spec, spec.get(config)));
       if (!config.source_lines.count(spec.full_key())) out << "  # default";
       out << "\n";
     }
@@ -316,7 +327,7 @@ std::string to_toml(const Config& config) {
       for (const auto& dataset : list) {
         out << "[[" << array << "]]\n";
         for (const auto& spec : schema::dataset_fields())
-          out << spec.key << " = " << schema::value_to_toml(spec.get(dataset)) << "\n";
+          out << spec.key << " = " << schema::value_to_toml(printable(spec, spec.get(dataset))) << "\n";
         out << "\n";
       }
     }

@@ -91,6 +91,9 @@ TEST_F(ConfigTest, PrintedConfigurationLoadsBackIdentically) {
   EXPECT_DOUBLE_EQ(again.train.lr, 0.001);
   EXPECT_DOUBLE_EQ(again.train.beta2, original.train.beta2);
   EXPECT_EQ(again.data.datasets[0].path, original.data.datasets[0].path);
+  // A default relative path means the working directory, wherever the printed file is loaded from.
+  EXPECT_EQ(original.train.run_dir, "runs/default");
+  EXPECT_EQ(again.train.run_dir, (std::filesystem::current_path() / "runs/default").string());
 }
 
 TEST_F(ConfigTest, UnknownKeySuggestsTheClosestOne) {
