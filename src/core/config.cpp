@@ -87,6 +87,13 @@ std::string resolve_path(const Parse& parse, const std::string& path) {
   return (parse.base_dir / path).lexically_normal().string();
 }
 
+// fs::exists without the exception: a path that cannot even be looked up (too long, a component that is
+// not a directory, no permission) is as missing as one that is not there.
+bool path_exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
 bool glob_matches_something(const std::string& pattern) {
   glob_t result{};
   const int status = glob(pattern.c_str(), 0, nullptr, &result);
@@ -131,9 +138,9 @@ Value convert(const Parse& parse, const FieldSpec<Target>& spec, const toml::nod
   }
   if (spec.kind == Kind::InputPath || spec.kind == Kind::InputGlob || spec.kind == Kind::OutputPath)
     v = resolve_path(parse, v);
-  if (spec.kind == Kind::InputPath && !v.empty() && !fs::exists(v))
+  if (spec.kind == Kind::InputPath && !v.empty() && !path_exists(v))
     parse.fail_at(node, key, "file not found: " + v);
-  if (spec.kind == Kind::InputGlob && !v.empty() && !fs::exists(v) && !glob_matches_something(v))
+  if (spec.kind == Kind::InputGlob && !v.empty() && !path_exists(v) && !glob_matches_something(v))
     parse.fail_at(node, key, "no file matches: " + v);
   return v;
 }
@@ -292,7 +299,7 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
 Config load_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   LLMTRAIN_CHECK(in, path, ": cannot open configuration file: ",
-                 fs::exists(path) ? "permission denied or not a file" : "no such file");
+                 path_exists(path) ? "permission denied or not a file" : "no such file");
   std::ostringstream text;
   text << in.rdbuf();
   const fs::path parent = fs::absolute(path).parent_path();
