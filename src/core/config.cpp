@@ -351,7 +351,8 @@ std::string config_reference_markdown() {
       << "directory of that file; default paths stay relative to the working directory.\n\n"
       << "Unknown keys, wrong types, out-of-range values, missing files and conflicting settings are errors\n"
       << "that name the file, the line and the key. `llmtrain --dry-run FILE` prints the resolved\n"
-      << "configuration with every default.\n";
+      << "configuration with every default (default paths made absolute, so the printed file loads back to the\n"
+      << "same run from any directory).\n";
   const auto row = [&out](const auto& spec) {
     std::string def = spec.required ? "required" : "`" + schema::value_to_toml(spec.default_value) + "`";
     std::string range;
