@@ -332,13 +332,25 @@ std::string origin_mark(const Config& config, const std::string& key) {
 
 }  // namespace
 
+// A relative path left in a Config is a default (e.g. train.run_dir), relative to the working directory;
+// written into a file it would resolve against that file's directory, so it is printed absolute.
+template <typename Target>
+Value printable(const FieldSpec<Target>& spec, Value value) {
+  const bool path = spec.kind == Kind::InputPath || spec.kind == Kind::InputGlob || spec.kind == Kind::OutputPath;
+  auto* text = std::get_if<std::string>(&value);
+  if (path && text && !text->empty() && fs::path(*text).is_relative())
+    *text = fs::absolute(*text).lexically_normal().string();
+  return value;
+}
+
 std::string to_toml(const Config& config) {
   std::ostringstream out;
   for (const auto& [section, description] : schema::sections()) {
     out << "[" << section << "]\n";
     for (const auto& spec : schema::config_fields()) {
       if (spec.section != section) continue;
-      out << spec.key << " = " << schema::value_to_toml(spec.get(config)) << origin_mark(config, spec.full_key()) << "\n";
+      out << spec.key << " = " << schema::value_to_toml(printable(spec, spec.get(config)))
+          << origin_mark(config, spec.full_key()) << "\n";
     }
     out << "\n";
     if (section != "data") continue;
@@ -347,7 +359,7 @@ std::string to_toml(const Config& config) {
       for (std::size_t i = 0; i < list.size(); ++i) {
         out << "[[" << array << "]]\n";
         for (const auto& spec : schema::dataset_fields())
-          out << spec.key << " = " << schema::value_to_toml(spec.get(list[i]))
+          out << spec.key << " = " << schema::value_to_toml(printable(spec, spec.get(list[i])))
               << origin_mark(config, cat(array, "[", i, "].", spec.key)) << "\n";
         out << "\n";
       }
@@ -368,7 +380,8 @@ directory of that file; default paths stay relative to the working directory.
 
 Unknown keys, wrong types, out-of-range values, missing files and conflicting settings are errors
 that name the file, the line and the key. `llmtrain --dry-run FILE` prints the resolved
-configuration with every default.
+configuration with every default (default paths made absolute, so the printed file loads back to the
+same run from any directory).
 
 The file must be a regular file of at most 16 MiB. Input paths (`path`) must name files or
 directories (a FIFO or a device is refused), output directories (`run_dir`, `dir`) directories if

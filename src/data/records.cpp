@@ -225,7 +225,8 @@ std::string read_record(const CorpusFile& file, std::uint64_t byte_offset) {
     }
   }
   LLMTRAIN_CHECK(error.empty(), file.path, ": cannot read the record at byte ", byte_offset, ": ", error);
-  if (!data.empty() && data.back() == '\r') data.pop_back();
+  // A line's '\r' is not part of its record (as in index_lines); a .txt file's record is all of it.
+  if (file.format != FileFormat::text && !data.empty() && data.back() == '\r') data.pop_back();
   return data;
 }
 

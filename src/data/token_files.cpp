@@ -249,18 +249,22 @@ LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range) {
     previous = at;
     const std::uint64_t begin = block.data.size();
     docs.append(i, block.data);
-    block.records.push_back({begin, block.data.size(), at});
+    // A document without tokens shares its key (byte offset) with the next one: like a blank line of JSON
+    // Lines, it is not a record, so each key names one document.
+    if (block.data.size() > begin) block.records.push_back({begin, block.data.size(), at});
   }
   return block;
 }
 
 std::string read_token_record(const CorpusFile& file, std::uint64_t byte_offset) {
   TokenDocs docs(file);
-  std::uint64_t i = docs.lower_bound(byte_offset);
-  LLMTRAIN_CHECK(i < docs.count() && docs.begin_byte(i) == byte_offset, file.path, ": no document starts at byte ",
-                 byte_offset);
   std::string out;
-  docs.append(i, out);
+  // Documents without tokens starting at the same byte come first: the record is the one with tokens.
+  for (std::uint64_t i = docs.lower_bound(byte_offset); out.empty(); ++i) {
+    LLMTRAIN_CHECK(i < docs.count() && docs.begin_byte(i) == byte_offset, file.path, ": no document starts at byte ",
+                   byte_offset);
+    docs.append(i, out);
+  }
   return out;
 }
 

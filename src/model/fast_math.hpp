@@ -21,7 +21,8 @@ KOKKOS_INLINE_FUNCTION double exp(double x) { return std::exp(x); }
 
 KOKKOS_INLINE_FUNCTION float exp(float x) {
   const float lo = -87.0f, hi = 88.0f;
-  const float xc = x < lo ? lo : (x > hi ? hi : x);
+  // NaN clamps to lo too: the exponent bits below must come from a finite k (NaN -> int is undefined).
+  const float xc = x > lo ? (x < hi ? x : hi) : lo;
   // k = round(x / ln 2) by the 1.5 * 2^23 trick (no rounding instruction needed); r = x - k ln 2 in two parts.
   const float shifter = 12582912.0f;
   const float k = (xc * 1.44269504088896341f + shifter) - shifter;
@@ -36,7 +37,8 @@ KOKKOS_INLINE_FUNCTION float exp(float x) {
   const std::int32_t bits = (static_cast<std::int32_t>(k) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
-  return x < lo ? 0.0f : p * scale;  // exp(-inf) and underflow give exactly 0
+  // exp(-inf) and underflow give exactly 0; NaN stays NaN (a diverged run must see it).
+  return x >= lo ? p * scale : (x < lo ? 0.0f : x);
 }
 
 constexpr int kLanes = 8;

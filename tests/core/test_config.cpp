@@ -55,6 +55,9 @@ TEST_F(ConfigTest, PrintedConfigurationLoadsBackIdentically) {
   EXPECT_DOUBLE_EQ(again.train.lr, 0.001);
   EXPECT_DOUBLE_EQ(again.train.beta2, original.train.beta2);
   EXPECT_EQ(again.data.datasets[0].path, original.data.datasets[0].path);
+  // A default relative path means the working directory, wherever the printed file is loaded from.
+  EXPECT_EQ(original.train.run_dir, "runs/default");
+  EXPECT_EQ(again.train.run_dir, (std::filesystem::current_path() / "runs/default").string());
 }
 
 TEST_F(ConfigTest, UnknownKeySuggestsTheClosestOne) {
@@ -106,6 +109,11 @@ TEST_F(ConfigTest, MissingReferencedFiles) {
   text.replace(text.find("\"corpus\""), 8, "\"corpus/*.zst\"");
   e = error_of(text);
   EXPECT_NE(e.find("data.datasets[0].path: no file matches: " + (dir_ / "corpus/*.zst").string()), std::string::npos) << e;
+  // A path the system refuses to look up (a name over NAME_MAX) is a missing file, not a crash.
+  text = minimal();
+  text.replace(text.find("tok.json"), 8, std::string(300, 'x'));
+  e = error_of(text);
+  EXPECT_NE(e.find("tokenizer.path: file not found: "), std::string::npos) << e;
   e = error_of("");
   EXPECT_NE(e.find("tokenizer.path: missing required key"), std::string::npos) << e;
   EXPECT_NE(error_of(minimal() + "\n[[data.datasets]]\npath = \"corpus\"\n").find("data.datasets[1].name: missing required key"),

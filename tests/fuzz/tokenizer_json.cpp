@@ -1,4 +1,4 @@
-// libFuzzer target: arbitrary bytes as tokenizer.json. Loading must either succeed or throw
+// Fuzz target: arbitrary bytes as tokenizer.json. Loading must either succeed or throw
 // llmtrain::Error (never crash or hang); a loaded tokenizer must normalize and encode without crashing.
 #include <cstddef>
 #include <cstdint>
