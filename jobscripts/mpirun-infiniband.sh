@@ -5,9 +5,9 @@
 #          jobscripts/mpirun-infiniband.sh NP HOSTFILE input.toml [llmtrain options]
 # SIGUSR1 to this script stops the run gracefully after the current step (mpirun forwards it).
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 3 ] || { echo "usage: jobscripts/mpirun-infiniband.sh NP HOSTFILE input.toml [llmtrain options]" >&2; exit 2; }
-source jobscripts/env/common.env
-source jobscripts/env/infiniband.env
-source jobscripts/env/mpirun-run.sh
+source "$here/env/common.env"
+source "$here/env/infiniband.env"
+source "$here/env/mpirun-run.sh"
 mpirun_run "$@"

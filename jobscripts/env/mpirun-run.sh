@@ -1,10 +1,10 @@
 # The body both mpirun scripts share (sourced after common.env and the network's .env).
-# Usage: mpirun_run NP HOSTFILE input.toml [llmtrain options]
+# Usage: mpirun_run NP HOSTFILE input.toml [llmtrain options]   ($here: the jobscripts/ directory)
 # LLMTRAIN_RANKS_PER_NODE (default 8: one per GPU) and LLMTRAIN_CORES_PER_RANK (default 1) set the layout.
 
 mpirun_run() {
   local np=$1 hostfile=$2 config=$3; shift 3
-  local bin=${LLMTRAIN_BIN:-build/bin/llmtrain}
+  local bin=${LLMTRAIN_BIN:-$here/../build/bin/llmtrain}
   local ppn=${LLMTRAIN_RANKS_PER_NODE:-8} cores=${LLMTRAIN_CORES_PER_RANK:-1}
   local run_dir=$LLMTRAIN_RUNS/llmtrain-$(date +%Y%m%d-%H%M%S)
   mkdir -p "$run_dir"
