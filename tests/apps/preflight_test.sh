@@ -47,8 +47,9 @@ write_config
 case $case_name in
   pass_ring_over_lo)
     run_np2 -x NCCL_SOCKET_IFNAME=lo "$llmtrain" --preflight "$work/input.toml"
-    expect 0 "data.datasets: 1 datasets, 2 files readable" "TCP ring over it: rank 0 -> rank 1" \
-           "TCP ring over it: rank 1 -> rank 0" "run dir|run_dir: $run_dir writable" "preflight: all checks passed";;
+    expect 0 "data.datasets: 1 datasets, 2 files readable" \
+           "interfaces: NCCL_SOCKET_IFNAME -> lo; every rank reached the next over it \[all ranks\]" \
+           "train.run_dir: $run_dir writable" "preflight: all checks passed";;
   unknown_interface)
     run_np2 -x NCCL_SOCKET_IFNAME=nosuch0 "$llmtrain" --preflight "$work/input.toml"
     expect 1 "PROBLEM: NCCL_SOCKET_IFNAME=nosuch0: no interface matches \(this host has: .*lo 127.0.0.1.*\) \[all ranks\]" \
