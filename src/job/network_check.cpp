@@ -11,9 +11,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "llmtrain/core/error.hpp"
@@ -164,7 +167,81 @@ std::string accept_from(int listener, int expected_rank, int timeout_ms) {
   return got && who == expected_rank ? "" : cat("a connection came but not from rank ", expected_rank);
 }
 
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string port_names(const std::vector<IbPort>& ports) {
+  std::string out;
+  for (const auto& p : ports) out += (out.empty() ? "" : ", ") + p.name() + (p.active ? "" : " (not active)");
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
+
+std::vector<IbPort> ib_ports(const std::string& sysfs_dir) {
+  namespace fs = std::filesystem;
+  std::vector<IbPort> out;
+  std::error_code ec;
+  for (const auto& dev : fs::directory_iterator(sysfs_dir, ec)) {
+    for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec)) {
+      IbPort p;
+      p.device = dev.path().filename().string();
+      p.port = std::atoi(port.path().filename().c_str());
+      p.active = read_line((port.path() / "state").string()).find("ACTIVE") != std::string::npos;
+      p.link_layer = read_line((port.path() / "link_layer").string());
+      out.push_back(p);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const IbPort& a, const IbPort& b) { return a.name() < b.name(); });
+  return out;
+}
+
+std::vector<IbPort> nccl_hca_matches(const std::string& spec, const std::vector<IbPort>& ports) {
+  std::string s = spec;
+  const bool exclude = !s.empty() && s[0] == '^';
+  if (exclude) s.erase(0, 1);
+  const bool exact = !s.empty() && s[0] == '=';
+  if (exact) s.erase(0, 1);
+  std::vector<IbPort> out;
+  for (const auto& p : ports) {
+    bool hit = false;
+    for (const auto& item : split_commas(s)) {
+      const auto colon = item.find(':');
+      const std::string dev = item.substr(0, colon);
+      const bool port_ok = colon == std::string::npos || std::atoi(item.c_str() + colon + 1) == p.port;
+      hit = hit || ((exact ? p.device == dev : starts_with(p.device, dev)) && port_ok);
+    }
+    if (hit != exclude) out.push_back(p);
+  }
+  return out;
+}
+
+void check_ib(const std::string& sysfs_dir, CheckResult& result) {
+  const std::string spec = env("NCCL_IB_HCA");
+  if (spec.empty()) return;
+  const auto ports = ib_ports(sysfs_dir);
+  const auto matched = nccl_hca_matches(spec, ports);
+  if (matched.empty()) {
+    result.problems.push_back(cat("NCCL_IB_HCA=", spec, ": no RDMA port matches (this host has: ", port_names(ports), ")"));
+    return;
+  }
+  const std::string gid = env("NCCL_IB_GID_INDEX");
+  for (const auto& p : matched) {
+    if (!p.active) result.problems.push_back(cat("NCCL_IB_HCA=", spec, ": port ", p.name(), " is not active"));
+    if (gid.empty() || p.link_layer != "Ethernet") continue;
+    // RoCE: the GID index picks the address family and RoCE version of the port's GID table.
+    const std::string type = read_line(cat(sysfs_dir, "/", p.device, "/ports/", p.port, "/gid_attrs/types/", gid));
+    if (type.empty())
+      result.problems.push_back(cat("NCCL_IB_GID_INDEX=", gid, ": port ", p.name(), " has no GID type at that index"));
+    else if (type != "RoCE v2")
+      result.notes.push_back(cat("NCCL_IB_GID_INDEX=", gid, " on ", p.name(), " is ", type, ", not RoCE v2 (show_gids)"));
+  }
+  result.notes.push_back(cat("NCCL_IB_HCA=", spec, " -> ", port_names(matched)));
+}
 
 std::vector<HostInterface> host_interfaces() {
   std::vector<HostInterface> out;
@@ -203,6 +280,7 @@ CheckResult check_network(const dist::Runtime& runtime, int timeout_ms) {
   auto chosen = check_ompi_include("OMPI_MCA_btl_tcp_if_include", ifs, result);
   check_ompi_include("OMPI_MCA_oob_tcp_if_include", ifs, result);
   const auto nccl = check_nccl_ifname(ifs, result);
+  check_ib("/sys/class/infiniband", result);
   const std::string source = !chosen.empty() ? "OMPI_MCA_btl_tcp_if_include" : "NCCL_SOCKET_IFNAME";
   if (chosen.empty()) chosen = nccl;
   for (const auto& c : chosen)

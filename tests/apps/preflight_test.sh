@@ -58,6 +58,10 @@ case $case_name in
     # "lo" as a prefix matches lo; "=l" asks for an interface named exactly "l".
     run_np2 -x NCCL_SOCKET_IFNAME==l "$llmtrain" --preflight "$work/input.toml"
     expect 1 "PROBLEM: NCCL_SOCKET_IFNAME==l: no interface matches";;
+  missing_rdma_device)
+    # This machine has no RDMA devices: an InfiniBand script's NCCL_IB_HCA is caught before the run.
+    run_np2 -x NCCL_IB_HCA==mlx5_0:1 "$llmtrain" --preflight "$work/input.toml"
+    expect 1 "PROBLEM: NCCL_IB_HCA==mlx5_0:1: no RDMA port matches \(this host has: .*\) \[all ranks\]";;
   unreadable_dataset)
     chmod 000 "$work/corpus/b.jsonl"
     mkdir -p "$run_dir" && chmod 777 "$run_dir"   # so that only the dataset is a problem

@@ -6,7 +6,8 @@
 //     two checkpoints of the model (the new one is written before the previous one is removed);
 //   - the interfaces named by NCCL_SOCKET_IFNAME and OMPI_MCA_{btl,oob}_tcp_if_include exist and are up on
 //     every host (with NCCL's prefix-matching traps named), and the ranks reach each other over the chosen
-//     one (a TCP ring).
+//     one (a TCP ring);
+//   - the RDMA ports named by NCCL_IB_HCA exist and are active, and NCCL_IB_GID_INDEX exists on RoCE ports.
 // Returns 0 when every check passed, 1 otherwise (on every rank).
 #pragma once
 
