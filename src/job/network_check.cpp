@@ -167,6 +167,18 @@ std::string accept_from(int listener, int expected_rank, int timeout_ms) {
   return got && who == expected_rank ? "" : cat("a connection came but not from rank ", expected_rank);
 }
 
+// NCCL's socket transport: helper threads x sockets per thread is capped at 64 (NCCL reduces larger
+// settings silently), and NTHREADS is limited to 1..16.
+void check_nccl_sockets(CheckResult& result) {
+  const std::string threads = env("NCCL_SOCKET_NTHREADS"), socks = env("NCCL_NSOCKS_PERTHREAD");
+  const int t = threads.empty() ? 1 : std::atoi(threads.c_str()), n = socks.empty() ? 1 : std::atoi(socks.c_str());
+  if (t < 1 || t > 16) result.problems.push_back(cat("NCCL_SOCKET_NTHREADS=", threads, ": NCCL accepts 1 to 16"));
+  if (n < 1) result.problems.push_back(cat("NCCL_NSOCKS_PERTHREAD=", socks, ": must be at least 1"));
+  if (t * n > 64)
+    result.problems.push_back(cat("NCCL_SOCKET_NTHREADS=", t, " x NCCL_NSOCKS_PERTHREAD=", n, " = ", t * n,
+                                  " sockets: NCCL caps the product at 64, so these settings are not what runs"));
+}
+
 std::string read_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -280,6 +292,7 @@ CheckResult check_network(const dist::Runtime& runtime, int timeout_ms) {
   auto chosen = check_ompi_include("OMPI_MCA_btl_tcp_if_include", ifs, result);
   check_ompi_include("OMPI_MCA_oob_tcp_if_include", ifs, result);
   const auto nccl = check_nccl_ifname(ifs, result);
+  check_nccl_sockets(result);
   check_ib("/sys/class/infiniband", result);
   const std::string source = !chosen.empty() ? "OMPI_MCA_btl_tcp_if_include" : "NCCL_SOCKET_IFNAME";
   if (chosen.empty()) chosen = nccl;

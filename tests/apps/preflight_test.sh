@@ -58,6 +58,10 @@ case $case_name in
     # "lo" as a prefix matches lo; "=l" asks for an interface named exactly "l".
     run_np2 -x NCCL_SOCKET_IFNAME==l "$llmtrain" --preflight "$work/input.toml"
     expect 1 "PROBLEM: NCCL_SOCKET_IFNAME==l: no interface matches";;
+  nccl_sockets_over_64)
+    run_np2 -x NCCL_SOCKET_NTHREADS=16 -x NCCL_NSOCKS_PERTHREAD=8 "$llmtrain" --preflight "$work/input.toml"
+    expect 1 "PROBLEM: NCCL_SOCKET_NTHREADS=16 x NCCL_NSOCKS_PERTHREAD=8 = 128 sockets: NCCL caps the product at 64" \
+           "preflight: 1 problem";;
   missing_rdma_device)
     # This machine has no RDMA devices: an InfiniBand script's NCCL_IB_HCA is caught before the run.
     run_np2 -x NCCL_IB_HCA==mlx5_0:1 "$llmtrain" --preflight "$work/input.toml"
