@@ -6,7 +6,8 @@ mpirun_run() {
   local np=$1 hostfile=$2 config=$3; shift 3
   local bin=${LLMTRAIN_BIN:-$here/../build/bin/llmtrain}
   local ppn=${LLMTRAIN_RANKS_PER_NODE:-8} cores=${LLMTRAIN_CORES_PER_RANK:-1}
-  local run_dir=$LLMTRAIN_RUNS/llmtrain-$(date +%Y%m%d-%H%M%S)
+  local run_dir
+  run_dir=$LLMTRAIN_RUNS/llmtrain-$(date +%Y%m%d-%H%M%S)
   mkdir -p "$run_dir"
   [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Open MPI's daemons on remote nodes do not inherit this shell's environment: pass every OMPI_MCA_*
