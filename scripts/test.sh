@@ -2,10 +2,13 @@
 # The README's second command (and CI's): set up, build, and run every test; then build the test programs
 # again with AddressSanitizer + UBSan in build-asan/ and run the unit and MPI tests there (the seed corpus
 # replays of tests/fuzz included). Set LLMTRAIN_SKIP_SANITIZED=1 to stop after the first tree.
+# Tests labelled `long` (a local Slurm cluster, long training runs) run only with --long.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+labels=(-LE long)
+if [[ "${1:-}" == "--long" ]]; then labels=(); shift; fi
 bash scripts/build.sh
-ctest --test-dir build --output-on-failure -j2
+ctest --test-dir build --output-on-failure -j2 "${labels[@]}"
 [[ "${LLMTRAIN_SKIP_SANITIZED:-0}" == 1 ]] && exit 0
 
 # -O1 keeps the sanitized build and its run short; benchmarks and CUDA sources are left out (not test programs,
@@ -22,4 +25,4 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppress
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:strict_string_checks=1:detect_stack_use_after_return=1"
 export OMPI_MCA_mca_base_component_disable_dlclose=1
-ctest --test-dir build-asan --output-on-failure -j2 -L 'unit|mpi'
+ctest --test-dir build-asan --output-on-failure -j2 -L 'unit|mpi' "${labels[@]}"

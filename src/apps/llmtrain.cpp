@@ -9,6 +9,7 @@
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/job/job.hpp"
+#include "llmtrain/job/preflight.hpp"
 #include "llmtrain/model/blas_runtime.hpp"
 
 namespace {
@@ -30,12 +31,18 @@ const char* kUsage =
     "                          --set train.run_dir=runs/r2 --set model.tie_embeddings=true\n"
     "                          --set data.datasets.kjv.weight=2     (a dataset by its name)\n"
     "                          --set 'data.datasets.\"web.en\".weight=0.5'   (a name with a dot, quoted)\n"
+    "      --preflight       check on every rank what a run needs before it spends its allocation: the\n"
+    "                        tokenizer and every corpus file readable, the run directory writable with room\n"
+    "                        for checkpoints, the interfaces in NCCL_SOCKET_IFNAME and\n"
+    "                        OMPI_MCA_btl_tcp_if_include present and the ranks reachable over them; exits 1\n"
+    "                        with a diagnosis per problem (run it like the job: mpirun/srun)\n"
     "      --config-reference  print the configuration reference (docs/config.md) and exit\n"
     "\n"
     "Configuration keys: docs/config.md. Design: docs/architecture.md.\n";
 
 struct Options {
   bool dry_run = false;
+  bool preflight = false;
   std::string config_path;
   std::vector<std::string> overrides;  // --set section.key=value, in order
 };
@@ -67,6 +74,8 @@ Options parse_arguments(int argc, char** argv) {
       std::exit(0);
     } else if (arg == "-n" || arg == "--dry-run") {
       options.dry_run = true;
+    } else if (arg == "--preflight") {
+      options.preflight = true;
     } else if (arg == "--set") {
       if (i + 1 == argc) {
         std::fprintf(stderr, "llmtrain: --set needs a value: --set section.key=value\n\n%s", kUsage);
@@ -99,6 +108,7 @@ int main(int argc, char** argv) {
   llmtrain::model::ensure_fast_blas_kernels(argv);  // may re-execute the program: before anything else
   const Options options = parse_arguments(argc, argv);
   return llmtrain::dist::run_spmd(argc, argv, [&](llmtrain::dist::Runtime& runtime) {
+    if (options.preflight) return llmtrain::job::run_preflight(options.config_path, options.overrides, runtime);
     return llmtrain::job::run_llmtrain(options.config_path, options.overrides, options.dry_run, runtime);
   });
 }

@@ -10,6 +10,13 @@
 
 namespace llmtrain::data {
 
+std::vector<std::string> list_corpus_files(const DatasetSpec& spec) {
+  const DatasetFiles ds = list_dataset(spec);
+  std::vector<std::string> out = ds.empty_files;
+  for (const CorpusFile& f : ds.files) out.push_back(f.path);
+  return out;
+}
+
 std::vector<DatasetSummary> summarize_corpus(const LoaderOptions& options, const DocumentEncoder& encoder,
                                              int sample_blocks) {
   std::vector<DatasetSummary> out;

@@ -18,6 +18,10 @@ struct DatasetSummary {
   double estimated_documents = 0, estimated_tokens = 0;  // sampled rates x bytes: an estimate, not a count
 };
 
+// The paths of a dataset's corpus files as the loader lists them (a file, a directory walked recursively or a
+// glob; empty files included). Fails like the loader when nothing matches.
+std::vector<std::string> list_corpus_files(const DatasetSpec& spec);
+
 // Samples up to `sample_blocks` blocks per dataset, spread evenly over its byte space.
 std::vector<DatasetSummary> summarize_corpus(const LoaderOptions& options, const DocumentEncoder& encoder,
                                              int sample_blocks);

@@ -1,0 +1,156 @@
+// The preflight checks (see preflight.hpp). Each rank collects its problems and notes; rank 0 prints them
+// grouped by message, naming the ranks and hosts that hit each one, so a cluster-wide problem is one line.
+#include "llmtrain/job/preflight.hpp"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "llmtrain/core/config.hpp"
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/data/inspect.hpp"
+#include "llmtrain/dist/gather_bytes.hpp"
+#include "llmtrain/dist/spmd_main.hpp"
+#include "llmtrain/tokenizer/tokenizer.hpp"
+#include "network_check.hpp"
+
+namespace llmtrain::job {
+namespace {
+
+constexpr int kConnectTimeoutMs = 5000;
+
+std::string gib(double bytes) { return cat(static_cast<long long>(bytes / (1 << 30) * 10 + 0.5) / 10.0, " GiB"); }
+
+// Opens and reads the first byte of every corpus file of the datasets.
+void check_datasets(const std::vector<DatasetConfig>& datasets, const char* key, CheckResult& result) {
+  std::size_t files = 0;
+  for (std::size_t d = 0; d < datasets.size(); ++d) {
+    const std::string where = cat(key, "[", d, "] ('", datasets[d].name, "')");
+    std::vector<std::string> paths;
+    try {
+      paths = data::list_corpus_files({datasets[d].name, datasets[d].path, datasets[d].weight, datasets[d].field});
+    } catch (const Error& e) {
+      result.problems.push_back(cat(where, ": ", e.what()));
+      continue;
+    }
+    for (const auto& path : paths) {
+      const int fd = ::open(path.c_str(), O_RDONLY);
+      char byte = 0;
+      if (fd < 0 || ::read(fd, &byte, 1) < 0)
+        result.problems.push_back(cat(where, ": ", path, ": cannot read: ", std::strerror(errno)));
+      if (fd >= 0) ::close(fd);
+    }
+    files += paths.size();
+  }
+  if (!datasets.empty()) result.notes.push_back(cat(key, ": ", datasets.size(), " datasets, ", files, " files readable"));
+}
+
+// The run directory: created, a file written, synced and removed, and enough free space.
+void check_run_dir(const std::string& dir, double needed_bytes, CheckResult& result) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    result.problems.push_back(cat("train.run_dir: cannot create ", dir, ": ", ec.message()));
+    return;
+  }
+  const std::string probe = cat(dir, "/.preflight-", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const bool written = fd >= 0 && ::write(fd, "ok", 2) == 2 && ::fsync(fd) == 0;
+  const int write_errno = errno;
+  if (fd >= 0) ::close(fd);
+  ::unlink(probe.c_str());
+  if (!written) {
+    result.problems.push_back(cat("train.run_dir: cannot write in ", dir, ": ", std::strerror(write_errno)));
+    return;
+  }
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) {
+    result.problems.push_back(cat("train.run_dir: cannot stat the file system of ", dir, ": ", std::strerror(errno)));
+    return;
+  }
+  const double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  if (free_bytes < needed_bytes)
+    result.problems.push_back(cat("train.run_dir: ", dir, " has ", gib(free_bytes), " free; two checkpoints of this model need ",
+                                  gib(needed_bytes), " (a checkpoint write that runs out of space stops the job)"));
+  else
+    result.notes.push_back(cat("train.run_dir: ", dir, " writable, ", gib(free_bytes), " free (two checkpoints: ", gib(needed_bytes), ")"));
+}
+
+CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) {
+  CheckResult result;
+  std::int64_t vocab = config.model.vocab_size;
+  try {
+    vocab = std::max<std::int64_t>(vocab, std::int64_t(tokenizer::Tokenizer::load(config.tokenizer.path).vocab_size()));
+  } catch (const Error& e) {
+    result.problems.push_back(cat("tokenizer.path: ", e.what()));
+  }
+  // Files and directories are per node (shared or not): one rank per node checks them.
+  if (runtime.local_rank() == 0) {
+    check_datasets(config.data.datasets, "data.datasets", result);
+    check_datasets(config.data.eval_datasets, "data.eval_datasets", result);
+    // fp32 weights and AdamW's two moments; the loader state is small beside them.
+    const double checkpoint = static_cast<double>(config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len)
+                                                      .parameter_count()) * 4.0 * 3.0;
+    check_run_dir(config.train.run_dir, 2 * checkpoint, result);
+  }
+  const CheckResult net = check_network(runtime, kConnectTimeoutMs);
+  result.problems.insert(result.problems.end(), net.problems.begin(), net.problems.end());
+  result.notes.insert(result.notes.end(), net.notes.begin(), net.notes.end());
+  return result;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+// message -> "rank r (host)" of every rank that reported it, in rank order.
+std::map<std::string, std::vector<std::string>> group(const std::vector<std::string>& per_rank,
+                                                      const std::vector<std::string>& hosts) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    std::size_t begin = 0;
+    for (std::size_t end; (end = per_rank[r].find('\n', begin)) != std::string::npos; begin = end + 1)
+      out[per_rank[r].substr(begin, end - begin)].push_back(cat(r, " (", hosts[r], ")"));
+  }
+  return out;
+}
+
+std::string who(const std::vector<std::string>& ranks, std::size_t world) {
+  if (ranks.size() == world && world > 1) return "all ranks";
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + ranks[i];
+  return out;
+}
+
+}  // namespace
+
+int run_preflight(const std::string& config_path, const std::vector<std::string>& overrides, dist::Runtime& runtime) {
+  Config config;
+  dist::agree(runtime, [&] { config = load_config(config_path, overrides); });
+  const CheckResult result = check_this_rank(config, runtime);
+  const auto hosts = dist::all_gather_bytes(runtime, runtime.hostname());
+  const auto problems = group(dist::all_gather_bytes(runtime, join_lines(result.problems)), hosts);
+  const auto notes = group(dist::all_gather_bytes(runtime, join_lines(result.notes)), hosts);
+  if (runtime.rank() == 0) {
+    std::printf("preflight of %s: %d ranks on %d nodes\n", config.source_file.c_str(), runtime.size(), runtime.node_count());
+    for (const auto& [message, ranks] : notes)
+      std::printf("  ok: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
+    for (const auto& [message, ranks] : problems)
+      std::printf("  PROBLEM: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
+    std::printf(problems.empty() ? "preflight: all checks passed\n" : "preflight: %zu problem(s); fix them before the run\n",
+                problems.size());
+    std::fflush(stdout);
+  }
+  return problems.empty() ? 0 : 1;
+}
+
+}  // namespace llmtrain::job
