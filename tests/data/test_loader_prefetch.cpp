@@ -65,17 +65,22 @@ TEST(LoaderPrefetch, StateIsWhatWasConsumedWithSlowAndFastConsumers) {
 }
 
 // States taken while the producer is busy (many times, at every step): each resumes to the reference run.
+// With 3 rows per batch the producer also answers in the middle of a batch, with rows made but not yet in
+// the ring.
 TEST(LoaderPrefetch, StatesTakenWhileTheProducerRunsAreConsistent) {
-  LoaderOptions sync = options(0), async = options(4);
-  sync.batch_rows = async.batch_rows = 1;
-  World reference(sync, 1);
-  reference.steps(160);
-  Loader loader(async, byte_encoder(), 0, 1);
-  for (int step = 0; step < 150; ++step) {
-    loader.next();
-    World resumed(sync, 1, {loader.state()});
-    resumed.steps(2);
-    expect_same_batches(reference, step + 1, resumed, 2);
+  for (std::int64_t rows : {1, 3}) {
+    SCOPED_TRACE(::testing::Message() << rows << " rows per batch");
+    LoaderOptions sync = options(0), async = options(4);
+    sync.batch_rows = async.batch_rows = rows;
+    World reference(sync, 1);
+    reference.steps(160);
+    Loader loader(async, byte_encoder(), 0, 1);
+    for (int step = 0; step < 150; ++step) {
+      loader.next();
+      World resumed(sync, 1, {loader.state()});
+      resumed.steps(2);
+      expect_same_batches(reference, step + 1, resumed, 2);
+    }
   }
 }
 
