@@ -61,11 +61,12 @@ void Loader::Prefetcher::run() {
         if (stop_) break;
       }
       for (std::size_t r = 0; r < rows_per_batch && !stop_.load(std::memory_order_relaxed); ++r) {
-        PackedRow row = impl_.next_row();
-        std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-        if (requested_.load(std::memory_order_acquire)) lock.lock();  // made_ changes under it only then
-        made_.push_back(std::move(row));
-        if (lock.owns_lock()) serve();
+        // made_ needs no lock: the consumer reads it only through answer(), i.e. here or while we are idle.
+        made_.push_back(impl_.next_row());
+        if (requested_.load(std::memory_order_acquire)) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          serve();
+        }
       }
       if (made_.size() < rows_per_batch) break;  // stopped
       PreparedBatch prepared;
