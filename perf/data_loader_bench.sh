@@ -3,7 +3,9 @@
 # Llama-3 tokenizer, pre-tokenized .ltok, each with 1 and 2 tokenizing threads; the tokenizer alone on the same
 # text; time to first batch for 10^3 vs 10^5 files. Corpora are generated under $WORK (default /tmp) from the
 # committed KJV text (inputs/data/kjv/train.jsonl, 3.9 MB, 1129 chapters).
-# Usage: perf/data_loader_bench.sh [BUILD_DIR]   (LLMTRAIN_SHARED_DIR locates data/tokenizers/llama3)
+# Issue 15's hand-off figures (section "handoff", also run by default): .ltok with the prefetch thread against
+# the synchronous path, runs alternated; time to first batch with shuffle_window 64 vs 10000, .ltok and raw text.
+# Usage: perf/data_loader_bench.sh [BUILD_DIR] [all|handoff]   (LLMTRAIN_SHARED_DIR locates data/tokenizers/llama3)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -22,6 +24,23 @@ config jsonl "$work/jsonl" 64
 config zst "$work/zst" 64
 "$data" pretokenize "$work/jsonl.toml" --output "$work/pt" --threads 2 2>/dev/null
 config pt "$work/pt/kjv" 64
+
+handoff() {
+  echo "pt, 2000 steps x 8 rows: prefetch 64 rows vs synchronous, alternated (5 runs each):"
+  for _ in 1 2 3 4 5; do
+    for p in 0 64; do echo "prefetch $p: $("$data" bench "$work/pt.toml" --steps 2000 --batch 8 --threads 1 --prefetch $p | tail -1)"; done
+  done
+  for name in pt jsonl; do
+    echo "$name, time to first batch (8 rows), shuffle_window 64 vs 10000, synchronous (3 runs each):"
+    for _ in 1 2 3; do
+      for w in 64 10000; do
+        echo "window $w: $("$data" bench "$work/$name.toml" --steps 1 --batch 8 --threads 1 --prefetch 0 --set data.shuffle_window=$w | tail -1)"
+      done
+    done
+  done
+}
+handoff
+[ "${2:-all}" = handoff ] && exit 0
 
 echo "tokenizer alone (best of 5):"
 for _ in 1 2 3 4 5; do "$build/bin/llmtrain-tokenize" --tokenizer "$tok" --bench "$root/inputs/data/kjv/train.jsonl" 2>&1 | tail -1; done

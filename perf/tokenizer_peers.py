@@ -9,6 +9,11 @@ HF runs with RAYON_NUM_THREADS=1). The peers are measurement tools from PyPI, no
 Each figure is the best of --repeat runs over the whole text, in CPU time of the process (like Google
 Benchmark's default), so other load on a shared machine does not distort the ratio. HF and tiktoken keep
 their state between runs (HF's word cache warms up like ours), so compare with our "warm" column.
+
+--multilingual DIR (the per-script files of perf/multilingual_corpus.py) prints instead one row per script
+and tokenizer: each tokenizer freshly made, its first pass over the script's text ("cold") and its second
+("warm"), in CPU time; ours from a fresh process (`llmtrain-tokenize --bench --passes 2`, CPU time of the
+encoding thread), --repeat times, best and worst.
 """
 import argparse
 import json
@@ -64,11 +69,16 @@ def byte_level_ranks(vocab):
     return {bytes(char_to_byte[ch] for ch in tok): i for tok, i in vocab.items() if all(ch in char_to_byte for ch in tok)}
 
 
-def peers(shared):
-    tdir = os.path.join(shared, "data/tokenizers")
+def hf_gpt2(tdir):
     gpt2 = Tokenizer(BPE.from_file(os.path.join(tdir, "gpt2/encoder.json"), os.path.join(tdir, "gpt2/vocab.bpe")))
     gpt2.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     gpt2.decoder = decoders.ByteLevel()
+    return gpt2
+
+
+def peers(shared):
+    tdir = os.path.join(shared, "data/tokenizers")
+    gpt2 = hf_gpt2(tdir)
     with open(os.path.join(tdir, "gpt2/encoder.json")) as f:
         gpt2_vocab = json.load(f)
     out = {"gpt2": (gpt2, tiktoken.Encoding("gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=byte_level_ranks(gpt2_vocab),
@@ -109,14 +119,67 @@ def ours(build, cpu, shared):
     return rates
 
 
+def two_passes(make, docs):
+    """CPU-time rates (MB/s) of a fresh encoder's first and second pass over docs."""
+    nbytes = sum(len(d.encode()) for d in docs)
+    encode = make()
+    rates = []
+    for _ in range(2):
+        start = time.process_time()
+        encode(docs)
+        rates.append(nbytes / max(time.process_time() - start, 1e-9) / 1e6)
+    return rates
+
+
+def ours_two_passes(build, cpu, tokenizer, path):
+    r = subprocess.run(["taskset", "-c", str(cpu), os.path.join(build, "bin/llmtrain-tokenize"), "--tokenizer",
+                        tokenizer, "--bench", "--passes", "2", path], capture_output=True, text=True, check=True)
+    return [float(line.split("MB/cpu-s ")[1].split()[0]) for line in r.stdout.splitlines() if line.startswith("pass")]
+
+
+def multilingual(args):
+    tdir = os.path.join(args.shared, "data/tokenizers")
+    paths = {"gpt2": os.path.join(tdir, "gpt2"), "llama3": os.path.join(tdir, "llama3/tokenizer.json")}
+    names = sorted(f[:-6] for f in os.listdir(args.multilingual) if f.endswith(".jsonl"))
+    print(f"single core (cpu {args.cpu}), MB/s = 1e6 bytes per CPU second; cold = first pass of a fresh "
+          f"tokenizer, warm = its second; ours: min-max of {args.repeat} fresh processes; ratio = ours cold (min) / "
+          f"tiktoken cold")
+    print(f"| tokenizer | script | MB | ours cold | ours warm | tiktoken cold | tiktoken warm | HF cold | HF warm | "
+          f"ours/tiktoken cold | ours/HF cold |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    all_peers = peers(args.shared)
+    for tok in ("gpt2", "llama3"):
+        hf_path = paths[tok]
+        for name in names:
+            path = os.path.join(args.multilingual, name + ".jsonl")
+            with open(path, encoding="utf-8") as f:
+                docs = [json.loads(line)["text"] for line in f]
+            mb = sum(len(d.encode()) for d in docs) / 1e6
+            runs = [ours_two_passes(args.build, args.cpu, hf_path, path) for _ in range(args.repeat)]
+            cold = [r[0] for r in runs]
+            warm = [r[1] for r in runs]
+            tt = all_peers[tok][1]
+            tt_rates = two_passes(lambda: (lambda ds: [tt.encode_ordinary(d) for d in ds]), docs)
+            make_hf = (lambda: hf_gpt2(tdir)) if tok == "gpt2" else (lambda: Tokenizer.from_file(hf_path))
+            hf_rates = two_passes(lambda: (lambda ds, hf=make_hf(): hf.encode_batch(ds, add_special_tokens=False)),
+                                  docs)
+            print(f"| {tok} | {name} | {mb:.2f} | {min(cold):.1f}-{max(cold):.1f} | {min(warm):.1f}-{max(warm):.1f} | "
+                  f"{tt_rates[0]:.1f} | {tt_rates[1]:.1f} | {hf_rates[0]:.1f} | {hf_rates[1]:.1f} | "
+                  f"{min(cold) / tt_rates[0]:.1f}x | {min(cold) / hf_rates[0]:.1f}x |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--shared", default=os.path.join(ROOT, "../shared"))
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--multilingual", help="directory of per-script JSON Lines (perf/multilingual_corpus.py)")
     args = ap.parse_args()
     os.sched_setaffinity(0, {args.cpu})
+    if args.multilingual:
+        multilingual(args)
+        return
     texts = corpus_slices()
     ours_rates = ours(args.build, args.cpu, os.path.abspath(args.shared))
     print(f"single core (cpu {args.cpu}), MB/s = 1e6 bytes/s; ratio = ours (warm) / peer")

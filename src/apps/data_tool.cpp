@@ -38,6 +38,7 @@ const char* const kUsage =
     "usage: llmtrain-data simulate CONFIG --world-size W --steps N --batch B [--load-state DIR]\n"
     "                              [--save-state DIR] [--provenance FILE.jsonl] [--audit]\n"
     "                              [--metadata-only]   (pre-tokenized datasets: spans only, no tokens)\n"
+    "                              [--prefetch ROWS]\n"
     "       llmtrain-data bench CONFIG [--steps N] [--batch B] [--world-size W] [--prefetch ROWS]\n"
     "                              [--threads T]\n"
     "       llmtrain-data inspect CONFIG [--rows N] [--world-size W] [--sample-blocks K]\n"
@@ -59,6 +60,8 @@ const char* const kHelp =
     "    --provenance FILE      write where every row came from, one JSON line per row\n"
     "    --audit                check dataset shares and exactly-once delivery (also of a resumed run)\n"
     "    --metadata-only        pre-tokenized datasets only: pack from lengths, copy no token (fast audits)\n"
+    "    --prefetch ROWS        each rank's loader prepares batches in a thread of its own, ROWS ahead, so\n"
+    "                           that the audit and the states cover the hand-off (default 0: synchronous)\n"
     "    example: llmtrain-data simulate run.toml --world-size 4 --steps 100 --batch 8 --save-state st\n"
     "             llmtrain-data simulate run.toml --world-size 6 --steps 100 --batch 8 --load-state st --audit\n"
     "\n"
@@ -136,6 +139,7 @@ int simulate_command(int argc, char** argv) {
     else if (a == "--load-state") sim.load_state_dir = value();
     else if (a == "--audit") sim.audit = true;
     else if (a == "--metadata-only") sim.metadata_only = true;
+    else if (a == "--prefetch") sim.prefetch_rows = to_int(a, value());
     else if (a == "--save-state") sim.save_state_dir = value();
     else if (a == "--provenance") sim.provenance_path = value();
     else if (a == "--set") overrides.push_back(value());
@@ -149,7 +153,6 @@ int simulate_command(int argc, char** argv) {
   LLMTRAIN_CHECK(world && steps && batch, "--world-size, --steps and --batch are required\n", kUsage);
   auto [tok, options] = load_training_data(config_path, overrides);
   options.threads = 1;  // W loaders share this process: no thread per loader (the output is the same)
-  options.prefetch_rows = 0;
   const Stopwatch watch;
   const std::uint64_t violations =
       data::simulate(options, std::make_shared<data::TokenizerEncoder>(tok), sim, std::cerr);

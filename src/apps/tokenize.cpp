@@ -2,12 +2,13 @@
 //
 //   llmtrain-tokenize --tokenizer FILE [--field text] [--add-special-tokens] [INPUT.jsonl]   (ids out)
 //   llmtrain-tokenize --tokenizer FILE --decode [--field text] [INPUT.jsonl]                (text out)
-//   llmtrain-tokenize --tokenizer FILE --bench [--field text] [INPUT.jsonl]                 (throughput)
+//   llmtrain-tokenize --tokenizer FILE --bench [--passes N] [--field text] [INPUT.jsonl]    (throughput)
 //
 // Encoding writes one JSON array of ids per input line, in input order. Decoding reads one JSON array of
 // ids per line and writes {"<field>": "<text>"}. Input comes from the file or stdin. Any bad input stops
 // with "file:line: reason" on stderr and exit status 1.
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -32,6 +33,7 @@ using json = nlohmann::json;
 struct Options {
   std::string tokenizer, field = "text", input;
   bool decode = false, add_special_tokens = false, bench = false;
+  long passes = 1;  // --bench: passes over the input in this process (the first with a cold cache)
 };
 
 const char* const kUsage =
@@ -46,7 +48,10 @@ const char* const kHelp =
     "  --field NAME            the JSON field holding the text (default: text)\n"
     "  --add-special-tokens    apply the tokenizer's post-processor (e.g. Llama's <|begin_of_text|>)\n"
     "  --decode                read one JSON array of ids per line (integers in [0, 2^31)), write {\"NAME\": text}\n"
-    "  --bench                 encode without output; print documents, bytes, tokens and speed (one thread)\n"
+    "  --bench                 encode without output; print documents, bytes, tokens and speed (one thread),\n"
+    "                          per wall-clock second and per CPU second of the encoding thread\n"
+    "  --passes N              with --bench: encode the input N times, one line per pass (the first pass starts\n"
+    "                          from a cold pre-token cache, the later ones reuse it; default 1)\n"
     "  -h, --help              this help\n"
     "examples:\n"
     "  echo '{\"text\": \"Hello world\"}' | llmtrain-tokenize --tokenizer inputs/tokenizers/gpt2\n"
@@ -67,6 +72,12 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--decode") o.decode = true;
     else if (a == "--add-special-tokens") o.add_special_tokens = true;
     else if (a == "--bench") o.bench = true;
+    else if (a == "--passes") {
+      const std::string v = value();
+      char* end = nullptr;
+      o.passes = std::strtol(v.c_str(), &end, 10);
+      LLMTRAIN_CHECK(!v.empty() && *end == '\0' && o.passes >= 1, "--passes: expected an integer >= 1, got '", v, "'");
+    }
     else if (a == "--help" || a == "-h") {
       std::cout << kUsage << "\n" << kHelp;
       std::exit(0);
@@ -79,6 +90,7 @@ Options parse_args(int argc, char** argv) {
   LLMTRAIN_CHECK(!o.tokenizer.empty(), "--tokenizer is required\n", kUsage);
   LLMTRAIN_CHECK(int(o.decode) + int(o.add_special_tokens) + int(o.bench) <= 1,
                  "--decode, --add-special-tokens and --bench exclude each other\n", kUsage);
+  LLMTRAIN_CHECK(o.passes == 1 || o.bench, "--passes needs --bench\n", kUsage);
   return o;
 }
 
@@ -136,6 +148,29 @@ void write_ids(const std::vector<TokenId>& ids, std::string& out) {
   out += "]\n";
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// --bench: the texts are read first, then encoded `passes` times; only the encoding is timed.
+void bench(const Tokenizer& tokenizer, const std::vector<std::string>& texts, long passes) {
+  std::size_t bytes = 0;
+  for (const std::string& text : texts) bytes += text.size();
+  for (long pass = 1; pass <= passes; ++pass) {
+    std::size_t tokens = 0;
+    const llmtrain::Stopwatch watch;
+    const double cpu_start = thread_cpu_seconds();
+    for (const std::string& text : texts) tokens += tokenizer.encode(text).size();
+    const double cpu = thread_cpu_seconds() - cpu_start, seconds = watch.seconds();
+    std::printf("pass %ld  documents %zu  bytes %zu  tokens %zu  seconds %.3f  cpu_seconds %.3f  MB/s %.2f  "
+                "MB/cpu-s %.2f  tokens/s %.0f  (one thread)\n", pass, texts.size(), bytes, tokens, seconds, cpu,
+                seconds > 0 ? bytes / seconds / 1e6 : 0.0, cpu > 0 ? bytes / cpu / 1e6 : 0.0,
+                seconds > 0 ? tokens / seconds : 0.0);
+  }
+}
+
 int run(const Options& o) {
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
   std::ifstream file;
@@ -149,32 +184,23 @@ int run(const Options& o) {
   std::istream& in = file.is_open() ? static_cast<std::istream&>(file) : std::cin;
   const std::string name = file.is_open() ? o.input : "<stdin>";
   std::string line, out;
-  std::vector<TokenId> ids;
-  std::size_t bytes = 0, tokens = 0, docs = 0;
-  double seconds = 0;
+  std::vector<std::string> texts;  // --bench
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     const std::string where = name + ":" + std::to_string(number);
     out.clear();
     if (o.decode) {
       out = json{{o.field, tokenizer.decode(parse_ids(line, where))}}.dump(-1, ' ', false, json::error_handler_t::replace);
       out += '\n';
+    } else if (o.bench) {
+      texts.push_back(field_text(line, o, where));
     } else {
       const std::string text = field_text(line, o, where);
-      const llmtrain::Stopwatch watch;
-      ids = o.add_special_tokens ? tokenizer.encode_with_special_tokens(text) : tokenizer.encode(text);
-      seconds += watch.seconds();
-      bytes += text.size();
-      tokens += ids.size();
-      ++docs;
-      if (!o.bench) write_ids(ids, out);
+      write_ids(o.add_special_tokens ? tokenizer.encode_with_special_tokens(text) : tokenizer.encode(text), out);
     }
     write_out(out);
   }
   LLMTRAIN_CHECK(!in.bad(), name, ": read error: ", std::strerror(errno));
-  if (o.bench) {
-    std::printf("documents %zu  bytes %zu  tokens %zu  seconds %.3f  MB/s %.2f  tokens/s %.0f  (one thread)\n", docs,
-                bytes, tokens, seconds, seconds > 0 ? bytes / seconds / 1e6 : 0.0, seconds > 0 ? tokens / seconds : 0.0);
-  }
+  if (o.bench) bench(tokenizer, texts, o.passes);
   LLMTRAIN_CHECK(std::fflush(stdout) == 0 && !std::ferror(stdout), "<stdout>: write failed: ", std::strerror(errno));
   return 0;
 }

@@ -226,7 +226,11 @@ PackedRow Loader::Impl::next_row() {
     ready_.pop_front();
     return row.length == 0 ? packer_.rebuild(row.spans, load) : row;
   }
-  while (static_cast<std::int64_t>(window_.size()) < opt_.shuffle_window) window_.push_back(packer_.pack(draw, load));
+  // The window grows while it is drawn from: before row c (window_counter_) is emitted it holds
+  // min(shuffle_window, 2 (c + 1)) rows, so the first batch waits for about 2 x its rows instead of the whole
+  // window, the window is full after shuffle_window / 2 rows, and the order stays a function of seed and state.
+  const std::uint64_t target = std::min(static_cast<std::uint64_t>(opt_.shuffle_window), 2 * (window_counter_ + 1));
+  while (window_.size() < target) window_.push_back(packer_.pack(draw, load));
   std::uint64_t pick = hash_values({opt_.seed, 0x77696e646f77ULL, static_cast<std::uint64_t>(rank_), window_counter_++});
   std::size_t j = pick % window_.size();
   PackedRow row = std::move(window_[j]);
@@ -247,7 +251,7 @@ RowProvenance Loader::Impl::describe_row(const PackedRow& row) const {
   return p;
 }
 
-Batch Loader::Impl::assemble(const std::vector<PackedRow>& rows) {
+Batch Loader::Impl::assemble(const std::vector<PackedRow>& rows, std::vector<RowProvenance>& provenance) const {
   Batch batch;
   batch.rows = static_cast<std::int64_t>(rows.size());
   batch.seq_len = opt_.seq_len;
@@ -341,12 +345,18 @@ Loader::Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> enc
 Loader::~Loader() = default;  // the prefetcher (declared after impl_) stops and joins first
 
 Batch Loader::next() {
-  if (!prefetcher_ && impl_->prefetch_rows() > 0)
-    prefetcher_ = std::make_unique<Prefetcher>(*impl_, static_cast<std::size_t>(impl_->prefetch_rows()));
+  const std::int64_t batch_rows = impl_->batch_rows();
+  if (!prefetcher_ && impl_->prefetch_rows() > 0)  // whole batches: prefetch_rows rounded up
+    prefetcher_ = std::make_unique<Prefetcher>(
+        *impl_, static_cast<std::size_t>((impl_->prefetch_rows() + batch_rows - 1) / batch_rows));
+  if (prefetcher_) {
+    PreparedBatch prepared = prefetcher_->pop();
+    impl_->provenance = std::move(prepared.provenance);
+    return std::move(prepared.batch);
+  }
   std::vector<PackedRow> rows;
-  for (std::int64_t r = 0; r < impl_->batch_rows(); ++r)
-    rows.push_back(prefetcher_ ? prefetcher_->pop() : impl_->next_row());
-  return impl_->assemble(rows);
+  for (std::int64_t r = 0; r < batch_rows; ++r) rows.push_back(impl_->next_row());
+  return impl_->assemble(rows, impl_->provenance);
 }
 
 const std::vector<RowProvenance>& Loader::last_provenance() const { return impl_->provenance; }

@@ -25,8 +25,8 @@ class Loader::Impl {
 
   // The next row: rows handed over by a restored state first, then the shuffle window.
   PackedRow next_row();
-  // A batch of rows; also sets `provenance`. Reads only the options and the file lists (any thread).
-  Batch assemble(const std::vector<PackedRow>& rows);
+  // A batch of rows and their provenance. Reads only the options and the file lists (any thread).
+  Batch assemble(const std::vector<PackedRow>& rows, std::vector<RowProvenance>& provenance) const;
   SavedState save() const;
   void restore(const std::vector<std::string>& blobs);
   LoaderStats stats() const;
@@ -35,7 +35,7 @@ class Loader::Impl {
   // Documents read ahead per dataset for the tokenizing threads: enough to keep them all busy.
   static constexpr int kLookaheadPerThread = 4;
 
-  std::vector<RowProvenance> provenance;  // of the last batch
+  std::vector<RowProvenance> provenance;  // of the last batch handed out (the caller's thread only)
 
  private:
   bool draw(DocRef& doc, FramedDocument& framed);        // mixing: next document of this rank

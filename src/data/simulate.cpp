@@ -129,8 +129,10 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
                        const SimulateOptions& sim, std::ostream& log) {
   LLMTRAIN_CHECK(sim.world_size >= 1, "--world-size must be >= 1, got ", sim.world_size);
   LLMTRAIN_CHECK(sim.steps >= 0, "--steps must be >= 0, got ", sim.steps);
+  LLMTRAIN_CHECK(sim.prefetch_rows >= 0, "--prefetch must be >= 0, got ", sim.prefetch_rows);
   CoverageAudit audit;
   options.batch_rows = sim.batch_rows;
+  options.prefetch_rows = sim.prefetch_rows;
   options.metadata_only = sim.metadata_only;
   std::vector<std::unique_ptr<Loader>> ranks;
   std::vector<std::string> saved;

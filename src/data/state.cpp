@@ -162,6 +162,10 @@ SavedState decode_state(const std::string& blob) {
                  ": version 2 places compressed and .txt files in other logical shards (spread over the ranks), so "
                  "a version 1 position means other documents here. Finish that run with the build that wrote it, "
                  "or start a new run");
+  LLMTRAIN_CHECK(version != 2, "data loader state has format version 2, this build reads ", kStateVersion,
+                 ": version 3 emits rows while the shuffle window fills, so a version 2 window and row count would "
+                 "continue in another order than the run that saved them. Finish that run with the build that wrote "
+                 "it, or start a new run");
   LLMTRAIN_CHECK(version == kStateVersion, "data loader state has format version ", version, ", this build reads ",
                  kStateVersion);
   SavedState s;
@@ -236,6 +240,11 @@ void validate_state(const SavedState& s) {
     if (id < -1 || id > INT32_MAX) bad(name, " = ", id, " is neither -1 (none) nor a token id");
   if (s.window.size() > s.shuffle_window)
     bad("the shuffle window holds ", s.window.size(), " rows, more than shuffle_window = ", s.shuffle_window);
+  // After n rows emitted the window held min(shuffle_window, 2 n) rows before giving one (loader.cpp).
+  const std::uint64_t fill = s.window_counter == 0 ? 0 : std::min<std::uint64_t>(s.shuffle_window, 2 * s.window_counter) - 1;
+  if (s.window.size() > fill)
+    bad("the shuffle window holds ", s.window.size(), " rows, more than the ", fill, " it holds after ",
+        s.window_counter, " rows emitted");
   // Rank r owns the logical shards s with s % W == r, each with exactly one cursor, in increasing order.
   const std::uint64_t owned = (s.logical_shards - s.rank + s.world_size - 1) / s.world_size;
   for (std::size_t k = 0; k < s.datasets.size(); ++k) {

@@ -44,7 +44,9 @@ struct SavedState {
 
 // 2: files read whole go to logical shard j % L (shards.hpp) instead of the shard of their first byte, so the
 // shards (and their fingerprints) of version 1 mean other files.
-constexpr std::uint32_t kStateVersion = 2;
+// 3: the shuffle window emits rows while it fills (min(window, 2 (rows emitted + 1)) rows before each one), so
+// a version 2 window continues in another order.
+constexpr std::uint32_t kStateVersion = 3;
 
 std::string encode_state(const SavedState& state);
 // Throws llmtrain::Error on a malformed blob or one whose fields fail validate_state.

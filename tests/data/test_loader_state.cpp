@@ -93,6 +93,7 @@ TEST(LoaderState, ForgedStatesWithValidChecksumAreRefusedNamingTheField) {
       {"block_bytes = 0", [](SavedState& s) { s.block_bytes = 0; }},
       {"eos = -7 is neither", [](SavedState& s) { s.eos = -7; }},
       {"more than shuffle_window = 1", [](SavedState& s) { s.shuffle_window = 1; }},
+      {"more than the 1 it holds after 1 rows emitted", [](SavedState& s) { s.window_counter = 1; }},
       {"weight -1 is not >= 0", [](SavedState& s) { s.datasets[0].weight = -1; }},
       {"weight nan", [](SavedState& s) { s.datasets[0].weight = std::nan(""); }},
       {"has no name", [](SavedState& s) { s.datasets[0].name.clear(); }},
@@ -130,20 +131,25 @@ TEST(LoaderState, ForgedStatesWithValidChecksumAreRefusedNamingTheField) {
 }
 
 // Version 1 placed files read whole by their first byte; its shard positions mean other files in version 2.
-TEST(LoaderState, Version1StatesAreRefusedWithTheReason) {
+// Version 2 filled the whole shuffle window before emitting; its window would continue in another order.
+TEST(LoaderState, OldVersionStatesAreRefusedWithTheReason) {
   World w(options(), 1);
   w.steps(2);
-  std::string blob = w.states()[0];
-  const std::uint32_t one = 1;
-  std::memcpy(&blob[8], &one, 4);
-  const std::uint64_t sum = hash_bytes(blob.data(), blob.size() - 8);
-  std::memcpy(&blob[blob.size() - 8], &sum, 8);
-  try {
-    decode_state(blob);
-    ADD_FAILURE() << "a version 1 state was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("format version 1, this build reads 2: version 2 places compressed and .txt "
-                                         "files in other logical shards"), std::string::npos) << e.what();
+  for (const auto& [version, reason] :
+       {std::pair<std::uint32_t, const char*>{1, "format version 1, this build reads 3: version 2 places compressed "
+                                                 "and .txt files in other logical shards"},
+        std::pair<std::uint32_t, const char*>{2, "format version 2, this build reads 3: version 3 emits rows while "
+                                                 "the shuffle window fills"}}) {
+    std::string blob = w.states()[0];
+    std::memcpy(&blob[8], &version, 4);
+    const std::uint64_t sum = hash_bytes(blob.data(), blob.size() - 8);
+    std::memcpy(&blob[blob.size() - 8], &sum, 8);
+    try {
+      decode_state(blob);
+      ADD_FAILURE() << "a version " << version << " state was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
   }
 }
 

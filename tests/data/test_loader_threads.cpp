@@ -83,12 +83,14 @@ TEST(LoaderThreads, StateIsWhatWasConsumedWithSlowAndFastConsumers) {
       if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     std::vector<std::string> states = threaded.states();
-    for (int wait = 0; slow && wait < 10000 && decode_state(states[0]).ready.size() < 8; ++wait) {
+    // Slow consumer: the producer is over half its ring of 8 rows ahead (it refills once half is free).
+    for (int wait = 0; slow && wait < 10000 && decode_state(states[0]).ready.size() <= 4; ++wait) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       states = threaded.states();
     }
     if (slow) {
-      EXPECT_EQ(decode_state(states[0]).ready.size(), 8u);
+      EXPECT_GT(decode_state(states[0]).ready.size(), 4u);
+      EXPECT_LE(decode_state(states[0]).ready.size(), 8u);
     }
     World resumed_one(options(1), 2, states), resumed_many(options(3, 8), 2, states);
     resumed_one.steps(30);

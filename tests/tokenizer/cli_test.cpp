@@ -60,6 +60,17 @@ TEST(TokenizeCli, EncodesDecodesAndBenches) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("documents 2"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("MB/s"), std::string::npos);
+  r = run("--tokenizer " + tok + " --bench --passes 2 " + input);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string tokens = "tokens " + std::to_string(t.encode("Hello world").size() + t.encode("café 🦙").size());
+  EXPECT_NE(r.output.find("pass 1  documents 2  bytes 21  " + tokens), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pass 2  documents 2  bytes 21  " + tokens), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MB/cpu-s"), std::string::npos) << r.output;
+  for (const char* bad : {"--bench --passes 0", "--bench --passes x", "--passes 2"}) {
+    r = run("--tokenizer " + tok + " " + bad + " " + input);
+    EXPECT_EQ(r.status, 1) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("--passes"), std::string::npos) << r.output;
+  }
 }
 
 TEST(TokenizeCli, BadInputNamesFileAndLine) {
@@ -114,7 +125,7 @@ TEST(TokenizeCli, PathsAndFullDiskAreErrorsNamingThem) {
   EXPECT_NE(r.output.find("<stdout>: write failed: No space left on device"), std::string::npos) << r.output;
   r = run("--tokenizer " + tok + " --help");
   EXPECT_EQ(r.status, 0);
-  for (const char* option : {"--tokenizer FILE", "--field NAME", "--add-special-tokens", "--decode", "--bench"})
+  for (const char* option : {"--tokenizer FILE", "--field NAME", "--add-special-tokens", "--decode", "--bench", "--passes N"})
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
   EXPECT_NE(r.output.find("examples:"), std::string::npos) << r.output;
 }

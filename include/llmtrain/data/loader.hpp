@@ -42,7 +42,7 @@ struct LoaderOptions {
   std::optional<TokenId> eos_id;       // appended to every document when set
   BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
   double max_bad_fraction = 0.01;  // skipping turns into an error above this share of bad records
-  std::int64_t prefetch_rows = 0;  // rows a background thread prepares ahead of next(); 0: synchronous
+  std::int64_t prefetch_rows = 0;  // rows a background thread prepares ahead of next() (whole batches); 0: synchronous
   std::int64_t threads = 1;        // tokenizing threads (1: in the loader's thread); output independent of it
   bool allow_corpus_change = false;        // resume even if the corpus or the tokenizer changed (see docs)
   // Pack from document lengths alone, for audits (`llmtrain-data simulate --metadata-only`): batches carry no

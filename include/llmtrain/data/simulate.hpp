@@ -24,6 +24,9 @@ struct SimulateOptions {
   // resume are checked for duplicates only; the later ones fully.
   bool audit = false;
   bool metadata_only = false;   // spans from document lengths, no token copied (LoaderOptions::metadata_only)
+  // Rows each rank's loader prepares in a background thread (LoaderOptions::prefetch_rows; 0: synchronous), so
+  // that the audit, the provenance and the saved states go through the prefetch hand-off.
+  std::int64_t prefetch_rows = 0;
 };
 
 // Runs the simulation; writes a short per-rank summary (and the audit) to `log`. Returns the number of audit
