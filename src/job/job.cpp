@@ -89,6 +89,8 @@ std::vector<train::StepMetrics> Job::run() {
   Parts& p = *parts_;
   dist::Collectives& comm = *p.comm;
   const ProgressScope polling([&comm] { comm.progress(); }, p.config.parallel.progress_us);
+  // A restored trainer (a resume) continues its metrics file; a fresh one starts a new file.
+  if (p.metrics_log) p.metrics_log->start(p.trainer->step());
   return p.trainer->run(train_batches());
 }
 
