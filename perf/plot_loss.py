@@ -11,6 +11,7 @@ Needs matplotlib: scripts/setup.sh installs Debian's python3-matplotlib.
 """
 import argparse
 import json
+import os
 import sys
 
 
@@ -40,19 +41,24 @@ def main():
     ap.add_argument("--hline", nargs=2, metavar=("VALUE", "LABEL"))
     ap.add_argument("--title", default=None)
     a = ap.parse_args()
-    (train, evals), earlier = last_run(a.metrics)
-    if not train:
-        sys.exit(f"{a.metrics}: no training steps to plot")
-    if earlier:
-        print(f"{a.metrics} holds {earlier + 1} runs; plotting the last one ({len(train)} steps)")
     try:
         import matplotlib
     except ImportError:
+        # Debian's python3-matplotlib is installed for the system Python; another python3 (pyenv, a venv)
+        # first on PATH does not see it.
+        system = "/usr/bin/python3"
+        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system):
+            os.execv(system, [system] + sys.argv)
         sys.exit("plot_loss.py needs matplotlib: run scripts/setup.sh (Debian package python3-matplotlib) "
                  "or pip install matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    (train, evals), earlier = last_run(a.metrics)
+    if not train:
+        sys.exit(f"{a.metrics}: no training steps to plot")
+    if earlier:
+        print(f"{a.metrics} holds {earlier + 1} runs; plotting the last one ({len(train)} steps)")
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(*zip(*train), label="train loss", linewidth=1)
     if evals:

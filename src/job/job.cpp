@@ -15,6 +15,7 @@
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/parallel/replicated_store.hpp"
 #include "llmtrain/train/hooks.hpp"
+#include "memory_check.hpp"
 
 namespace llmtrain::job {
 
@@ -47,6 +48,13 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     p.comm = dist::make_collectives(config.parallel.backend, runtime);
     p.encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
     p.model_config = job::model_config(config, std::int64_t(p.encoder->tokenizer().vocab_size()));
+  });
+  // Before the first large allocation: a run that cannot fit is refused on every rank, with the numbers.
+  dist::agree(runtime, [&] {
+    const MemoryEstimate estimate = estimate_memory(config, p.model_config, runtime.size());
+    // The replicated store holds whole units on every rank (the FSDP store will need estimate.fully_sharded()).
+    check_memory(estimate.data_parallel(), estimate, available_memory(runtime.hostname(), runtime.local_size()),
+                 config.train.check_memory);
   });
   log_info("tensor collectives over ", p.comm->name());
   // Each rank streams its own logical shards; nothing is read before the first batch.
