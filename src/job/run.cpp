@@ -1,4 +1,5 @@
-// `llmtrain input.toml`: configuration, logging and signals, then the job (see job.hpp).
+// `llmtrain input.toml`: configuration and logging, then the job (see job.hpp). The stop-signal handlers
+// are installed by main() before MPI starts.
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -48,7 +49,6 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
     return 0;
   }
   set_up_logging(config, runtime);
-  install_stop_signal_handlers();
   log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
            " nodes, configuration ", config.source_file);
   log_info("BLAS kernels: ", model::blas_kernel_name());

@@ -54,8 +54,8 @@ class Job {
 };
 
 // `llmtrain input.toml` after argument parsing: loads the configuration with its --set overrides (agreed),
-// prints the dry-run report or sets up logging and stop signals, builds the job and trains. Returns the
-// exit status.
+// prints the dry-run report or sets up logging, builds the job and trains. Returns the exit status. The
+// caller installs the stop-signal handlers first (core/stop_signal.hpp), before MPI starts.
 int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
                  dist::Runtime& runtime);
 
