@@ -1,6 +1,7 @@
 // The job: builds every part of a run in order and wires them together (see job.hpp).
 #include "llmtrain/job/job.hpp"
 
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "llmtrain/core/error.hpp"
@@ -126,6 +127,20 @@ void Job::restore_loaders(const LoaderStates& states) {
     p.train_loader->restore(states.train);
     if (p.eval_loader && !states.eval.empty()) p.eval_loader->restore(states.eval);
   });
+}
+
+std::map<std::string, std::uint64_t> Job::skipped_records() {
+  Parts& p = *parts_;
+  nlohmann::json mine = p.train_loader->stats().bad_records_by_file;
+  if (p.eval_loader)
+    for (const auto& [file, count] : p.eval_loader->stats().bad_records_by_file)
+      mine[file] = mine.value(file, std::uint64_t(0)) + count;
+  std::map<std::string, std::uint64_t> total;
+  for (const std::string& blob : dist::all_gather_bytes(p.runtime, mine.dump())) {
+    const nlohmann::json theirs = nlohmann::json::parse(blob);
+    for (const auto& [file, count] : theirs.items()) total[file] += count.get<std::uint64_t>();
+  }
+  return total;
 }
 
 }  // namespace llmtrain::job

@@ -1,6 +1,7 @@
 // `llmtrain input.toml`: configuration and logging, then the job (see job.hpp). The stop-signal handlers
 // are installed by main() before MPI starts.
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -38,6 +39,28 @@ void set_up_logging(const Config& config, dist::Runtime& runtime) {
   dist::agree(runtime, [&] { configure_logging(runtime.rank(), parse_log_level(config.log.level), per_rank_log); });
 }
 
+// The end-of-run data report: how many bad records were skipped, and where (most first).
+void report_skipped_records(const std::map<std::string, std::uint64_t>& skipped) {
+  if (skipped.empty()) {
+    log_info("data: no bad records skipped");
+    return;
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> by_count;
+  std::uint64_t total = 0;
+  for (const auto& [file, count] : skipped) {
+    by_count.emplace_back(count, file);
+    total += count;
+  }
+  std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr std::size_t kListed = 10;
+  std::string files;
+  for (std::size_t i = 0; i < std::min(by_count.size(), kListed); ++i)
+    files += cat(i ? ", " : "", by_count[i].second, " (", by_count[i].first, ")");
+  if (by_count.size() > kListed) files += cat(" and ", by_count.size() - kListed, " more files");
+  log_warn("data: skipped ", total, total == 1 ? " bad record" : " bad records", " (data.on_bad_record = \"skip\") in ", skipped.size(),
+           skipped.size() == 1 ? " file: " : " files: ", files);
+}
+
 }  // namespace
 
 int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
@@ -60,6 +83,7 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
   log_info("model: ", model.parameter_count(), " parameters; ", config.train.steps, " steps of ",
            config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
   job.run();
+  report_skipped_records(job.skipped_records());
   const train::Trainer& trainer = job.trainer();
   if (trainer.stopped_by_signal())
     log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",

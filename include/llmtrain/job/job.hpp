@@ -10,6 +10,8 @@
 // are agreed (dist::agree), so a bad configuration or file is reported once. Kokkos must be initialised.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +49,10 @@ class Job {
   LoaderStates loader_states();
   // Continues the loaders from a global state saved by a run on any number of ranks. Before run().
   void restore_loaders(const LoaderStates& states);
+
+  // Collective: the bad records (data.on_bad_record = "skip") the loaders of all ranks skipped in this
+  // process's run, by file, summed over ranks; files with none are absent.
+  std::map<std::string, std::uint64_t> skipped_records();
 
  private:
   struct Parts;
