@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
   config.max_seq_len = std::max(config.max_seq_len, seq);
   const double peak = model::measure_sgemm_peak(2048, 1.0);
   const double cpu_peak = sgemm_peak_cpu_time(2048, 3);
-  std::printf("blas kernels: %s, sgemm peak (2048^3, 1 thread): %.1f GFLOP/s wall-clock (90th percentile over 1 s), %.1f GFLOP/s CPU time\n",
+  std::printf("blas kernels: %s, sgemm peak (2048^3, 1 thread): %.1f GFLOP/s wall-clock (90th percentile over 1 s), "
+              "%.1f GFLOP/s CPU time\n",
               model::blas_kernel_name().c_str(), peak / 1e9, cpu_peak / 1e9);
   std::printf("model: %s, %.1fM parameters, rows %lld x seq %lld, recompute %s\n", preset.c_str(),
               double(config.parameter_count()) / 1e6, static_cast<long long>(rows), static_cast<long long>(seq),

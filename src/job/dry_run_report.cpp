@@ -67,8 +67,8 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   memory_row("weights + gradients + AdamW moments, replicated (data parallel)", memory.state_replicated);
   memory_row(cat("the same, fully sharded over ", world_size, " ranks (FSDP)"), memory.state_sharded);
   memory_row(cat("activations kept for backward (recompute = \"", config.train.recompute, "\")"), memory.activations);
-  out += cat("  total: ", format_bytes(memory.data_parallel()), " data parallel, ", format_bytes(memory.fully_sharded()),
-             " fully sharded\n");
+  out += cat("  total: ", format_bytes(memory.data_parallel()), " data parallel, ",
+             format_bytes(memory.fully_sharded()), " fully sharded\n");
   return out;
 }
 

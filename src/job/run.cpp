@@ -57,8 +57,8 @@ void report_skipped_records(const std::map<std::string, std::uint64_t>& skipped)
   for (std::size_t i = 0; i < std::min(by_count.size(), kListed); ++i)
     files += cat(i ? ", " : "", by_count[i].second, " (", by_count[i].first, ")");
   if (by_count.size() > kListed) files += cat(" and ", by_count.size() - kListed, " more files");
-  log_warn("data: skipped ", total, total == 1 ? " bad record" : " bad records", " (data.on_bad_record = \"skip\") in ", skipped.size(),
-           skipped.size() == 1 ? " file: " : " files: ", files);
+  log_warn("data: skipped ", total, total == 1 ? " bad record" : " bad records", " (data.on_bad_record = \"skip\") in ",
+           skipped.size(), skipped.size() == 1 ? " file: " : " files: ", files);
 }
 
 }  // namespace
