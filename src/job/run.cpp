@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "dry_run_report.hpp"
+#include "memory_check.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -23,10 +24,14 @@ void print_dry_run(const Config& config, dist::Runtime& runtime) {
     const auto tokenizer = tokenizer::Tokenizer::load(config.tokenizer.path);
     model = model_config(config, std::int64_t(tokenizer.vocab_size()));
   });
-  if (runtime.rank() == 0)
-    std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s", LLMTRAIN_VERSION,
-                config.source_file.c_str(), runtime.size(), runtime.node_count(), to_toml(config).c_str(),
-                dry_run_report(config, model, runtime.size()).c_str());
+  if (runtime.rank() != 0) return;
+  // What the memory check of a real run on this host would compare the estimate with.
+  const AvailableMemory available = available_memory(runtime.hostname(), runtime.local_size());
+  std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s"
+              "  available here: %s per rank (%s); a run refuses to start above it unless train.check_memory = false\n",
+              LLMTRAIN_VERSION, config.source_file.c_str(), runtime.size(), runtime.node_count(),
+              to_toml(config).c_str(), dry_run_report(config, model, runtime.size()).c_str(),
+              format_bytes(available.bytes_per_rank).c_str(), available.source.c_str());
 }
 
 void set_up_logging(const Config& config, dist::Runtime& runtime) {
