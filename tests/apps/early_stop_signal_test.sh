@@ -10,6 +10,7 @@ rm -rf "$run_dir"
 out=$(mktemp)
 "$mpirun" --oversubscribe -np 2 "$llmtrain" "$config" --set train.run_dir="$run_dir" >"$out" 2>&1 &
 pid=$!
+exe=$(readlink -f "$llmtrain")
 caught() {  # caught PID SIGNUM: is the signal's handler installed?
   local mask
   mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
@@ -20,6 +21,8 @@ for _ in $(seq 1 3000); do  # bounded: about 30 s
   kill -0 "$pid" 2>/dev/null || break
   for rank in $(pgrep -P "$pid" 2>/dev/null); do
     [[ " ${signalled[*]} " == *" $rank "* ]] && continue
+    # A child not yet exec'd still runs mpirun's image, with mpirun's handlers: wait for llmtrain's.
+    [ "$(readlink "/proc/$rank/exe" 2>/dev/null)" = "$exe" ] || continue
     if caught "$rank" 11; then
       caught "$rank" 10 && echo "rank process $rank: SIGUSR1 handler installed before MPI_Init finished" \
                         || echo "rank process $rank: SIGUSR1 not handled yet while MPI starts"
