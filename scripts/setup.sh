@@ -11,6 +11,7 @@ packages=(
   libpcre2-dev zlib1g-dev libzstd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev zstd   # tokenizer fuzz targets (optional build) and data tools
+  python3-matplotlib               # perf/plot_loss.py
 )
 
 missing=()

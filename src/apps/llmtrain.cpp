@@ -7,6 +7,7 @@
 #include <string>
 
 #include "llmtrain/core/config.hpp"
+#include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/job/job.hpp"
 #include "llmtrain/job/preflight.hpp"
@@ -105,7 +106,10 @@ Options parse_arguments(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  llmtrain::model::ensure_fast_blas_kernels(argv);  // may re-execute the program: before anything else
+  // First: a SIGUSR1 / SIGTERM that arrives while MPI starts (Slurm's warning, or a user's early stop) must
+  // set the stop flag, not kill the rank by the signal's default action.
+  llmtrain::install_stop_signal_handlers();
+  llmtrain::model::ensure_fast_blas_kernels(argv);  // may re-execute the program: before anything else slow
   const Options options = parse_arguments(argc, argv);
   return llmtrain::dist::run_spmd(argc, argv, [&](llmtrain::dist::Runtime& runtime) {
     if (options.preflight) return llmtrain::job::run_preflight(options.config_path, options.overrides, runtime);

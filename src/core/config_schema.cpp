@@ -170,6 +170,9 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "Micro-batches per rank in one evaluation.")),
       bind_member(&C::train, &TrainConfig::run_dir, text<C>("train", "run_dir", Kind::OutputPath, "runs/default",
            "Directory for metrics.jsonl, logs and (by default) checkpoints.")),
+      bind_member(&C::train, &TrainConfig::check_memory, boolean<C>("train", "check_memory", true,
+           "Refuse to start when the per-rank memory estimate (llmtrain --dry-run) exceeds the memory available to "
+           "each rank of the host (its cgroup limit if lower); false starts anyway, with a warning.")),
 
       bind_member(&C::parallel, &ParallelConfig::backend, choice<C>("parallel", "backend", "auto",
            {"auto", "mpi", "nccl"}, "Transport for tensor collectives; auto is nccl on GPUs, mpi otherwise.")),

@@ -1,5 +1,7 @@
 // The process-wide logger behind log_info() and friends. A mutex keeps lines whole when loader threads
-// log; the per-rank file is flushed on every warning or error so a killed job still leaves its cause.
+// log; the per-rank file is flushed after every line, so a rank that is killed or aborted (MPI_Abort from
+// another rank) still leaves everything it logged. Log lines are few (per step at most), so this costs
+// nothing measurable.
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/timer.hpp"
 
@@ -33,6 +35,18 @@ const char* level_tag(LogLevel level) {
   return "";
 }
 
+std::string line_prefix(const Logger& log) {
+  char prefix[64];
+  std::snprintf(prefix, sizeof prefix, "[%9.3fs r%d] ", log.since_start.seconds(), log.rank);
+  return prefix;
+}
+
+void write_to_file(Logger& log, const std::string& prefix, const char* tag, const std::string& message) {
+  if (!log.per_rank.is_open()) return;
+  log.per_rank << prefix << tag << ": " << message << '\n';
+  log.per_rank.flush();
+}
+
 }  // namespace
 
 LogLevel parse_log_level(const std::string& name) {
@@ -59,20 +73,21 @@ void log_message(LogLevel level, const std::string& message) {
   Logger& log = logger();
   std::lock_guard<std::mutex> lock(log.mutex);
   if (level < log.level) return;
-  const double seconds = log.since_start.seconds();
-  char prefix[64];
-  std::snprintf(prefix, sizeof prefix, "[%9.3fs r%d] ", seconds, log.rank);
+  const std::string prefix = line_prefix(log);
   const bool to_console = log.rank == 0 || level == LogLevel::Error;
   if (to_console) {
     std::FILE* stream = level >= LogLevel::Warn ? stderr : stdout;
-    std::fprintf(stream, "%s%s%s%s\n", prefix, level == LogLevel::Info ? "" : level_tag(level),
+    std::fprintf(stream, "%s%s%s%s\n", prefix.c_str(), level == LogLevel::Info ? "" : level_tag(level),
                  level == LogLevel::Info ? "" : ": ", message.c_str());
     std::fflush(stream);
   }
-  if (log.per_rank.is_open()) {
-    log.per_rank << prefix << level_tag(level) << ": " << message << '\n';
-    if (level >= LogLevel::Warn) log.per_rank.flush();
-  }
+  write_to_file(log, prefix, level_tag(level), message);
+}
+
+void log_fatal_to_file(const std::string& message) {
+  Logger& log = logger();
+  std::lock_guard<std::mutex> lock(log.mutex);
+  write_to_file(log, line_prefix(log), "fatal", message);
 }
 
 }  // namespace llmtrain

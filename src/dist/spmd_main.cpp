@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/log.hpp"
 
 namespace llmtrain::dist {
 namespace {
@@ -50,12 +51,16 @@ int run_spmd(int& argc, char**& argv, const std::function<int(Runtime&)>& body) 
   try {
     return body(*runtime);
   } catch (const JobWideError& e) {
+    log_fatal_to_file(e.what());  // every rank's log says why it ended, though the console says it once
     if (e.print_here) std::fprintf(stderr, "llmtrain: error: %s\n", e.what());
     std::fflush(stderr);
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "llmtrain: error on rank %d of %d (%s): %s\n", runtime->rank(), runtime->size(),
-                 runtime->hostname().c_str(), e.what());
+    const std::string message = cat("error on rank ", runtime->rank(), " of ", runtime->size(), " (",
+                                    runtime->hostname(), "): ", e.what());
+    log_fatal_to_file(message);  // before MPI_Abort, which ends this process too
+    std::fprintf(stderr, "llmtrain: %s\n", message.c_str());
+    std::fflush(stderr);
     if (runtime->size() > 1) runtime->abort(1);
     return 1;
   }

@@ -10,15 +10,6 @@
 namespace llmtrain::job {
 namespace {
 
-std::string bytes(double n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (n >= 1024 && u < 4) n /= 1024, ++u;
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f %s", n, units[u]);
-  return text;
-}
-
 std::string count(double n) {
   char text[32];
   if (n >= 1e9) std::snprintf(text, sizeof text, "%.2fB", n / 1e9);
@@ -35,15 +26,31 @@ double block_activation_floats(const ModelConfig& m) {
 
 }  // namespace
 
-std::string dry_run_report(const Config& config, const ModelConfig& m, int world_size) {
-  const double params = static_cast<double>(m.parameter_count());
+std::string format_bytes(double n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (n >= 1024 && u < 4) n /= 1024, ++u;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f %s", n, units[u]);
+  return text;
+}
+
+MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int world_size) {
   const double tokens_per_micro_batch = static_cast<double>(config.train.batch_size * config.data.seq_len);
   const double per_token = config.train.recompute == "blocks"
                                ? m.n_layers * double(m.d_model) + block_activation_floats(m)
                                : m.n_layers * block_activation_floats(m);
-  const double activations = 4.0 * per_token * tokens_per_micro_batch;
-  const double state_replicated = 16.0 * params;  // fp32 weights + gradients + AdamW m and v
-  const double state_sharded = state_replicated / world_size;
+  MemoryEstimate e;
+  e.activations = 4.0 * per_token * tokens_per_micro_batch;
+  e.state_replicated = 16.0 * static_cast<double>(m.parameter_count());  // fp32 weights + gradients + AdamW m and v
+  e.state_sharded = e.state_replicated / world_size;
+  return e;
+}
+
+std::string dry_run_report(const Config& config, const ModelConfig& m, int world_size) {
+  const double params = static_cast<double>(m.parameter_count());
+  const double tokens_per_micro_batch = static_cast<double>(config.train.batch_size * config.data.seq_len);
+  const MemoryEstimate memory = estimate_memory(config, m, world_size);
   const double tokens_global = tokens_per_micro_batch * config.train.grad_accum * world_size;
   std::string out;
   out += cat("model: ", count(params), " parameters (", m.parameter_count(), "), ", m.n_layers, " blocks of width ",
@@ -53,15 +60,15 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
              count(tokens_global), " tokens per step\n");
   const auto memory_row = [&out](const std::string& what, double amount) {
     char line[160];
-    std::snprintf(line, sizeof line, "  %-62s %12s\n", what.c_str(), bytes(amount).c_str());
+    std::snprintf(line, sizeof line, "  %-62s %12s\n", what.c_str(), format_bytes(amount).c_str());
     out += line;
   };
   out += "memory per rank (estimate, float32):\n";
-  memory_row("weights + gradients + AdamW moments, replicated (data parallel)", state_replicated);
-  memory_row(cat("the same, fully sharded over ", world_size, " ranks (FSDP)"), state_sharded);
-  memory_row(cat("activations kept for backward (recompute = \"", config.train.recompute, "\")"), activations);
-  out += cat("  total: ", bytes(state_replicated + activations), " data parallel, ", bytes(state_sharded + activations),
-             " fully sharded\n");
+  memory_row("weights + gradients + AdamW moments, replicated (data parallel)", memory.state_replicated);
+  memory_row(cat("the same, fully sharded over ", world_size, " ranks (FSDP)"), memory.state_sharded);
+  memory_row(cat("activations kept for backward (recompute = \"", config.train.recompute, "\")"), memory.activations);
+  out += cat("  total: ", format_bytes(memory.data_parallel()), " data parallel, ",
+             format_bytes(memory.fully_sharded()), " fully sharded\n");
   return out;
 }
 

@@ -9,6 +9,20 @@
 
 namespace llmtrain::job {
 
+// Bytes per rank, estimated for float32 training (what the dry run prints and the memory check compares).
+struct MemoryEstimate {
+  double state_replicated = 0;  // weights + gradients + AdamW moments, whole on every rank
+  double state_sharded = 0;     // the same divided over the ranks (FSDP)
+  double activations = 0;       // kept for backward, one micro-batch
+  double data_parallel() const { return state_replicated + activations; }
+  double fully_sharded() const { return state_sharded + activations; }
+};
+
+MemoryEstimate estimate_memory(const Config& config, const ModelConfig& model, int world_size);
+
+// "1.50 GiB"
+std::string format_bytes(double bytes);
+
 std::string dry_run_report(const Config& config, const ModelConfig& model, int world_size);
 
 }  // namespace llmtrain::job

@@ -1,6 +1,7 @@
 // The job: builds every part of a run in order and wires them together (see job.hpp).
 #include "llmtrain/job/job.hpp"
 
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "llmtrain/core/error.hpp"
@@ -15,6 +16,7 @@
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/parallel/replicated_store.hpp"
 #include "llmtrain/train/hooks.hpp"
+#include "memory_check.hpp"
 
 namespace llmtrain::job {
 
@@ -47,6 +49,13 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     p.comm = dist::make_collectives(config.parallel.backend, runtime);
     p.encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
     p.model_config = job::model_config(config, std::int64_t(p.encoder->tokenizer().vocab_size()));
+  });
+  // Before the first large allocation: a run that cannot fit is refused on every rank, with the numbers.
+  dist::agree(runtime, [&] {
+    const MemoryEstimate estimate = estimate_memory(config, p.model_config, runtime.size());
+    // The replicated store holds whole units on every rank (the FSDP store will need estimate.fully_sharded()).
+    check_memory(estimate.data_parallel(), estimate, available_memory(runtime.hostname(), runtime.local_size()),
+                 config.train.check_memory);
   });
   log_info("tensor collectives over ", p.comm->name());
   // Each rank streams its own logical shards; nothing is read before the first batch.
@@ -89,6 +98,8 @@ std::vector<train::StepMetrics> Job::run() {
   Parts& p = *parts_;
   dist::Collectives& comm = *p.comm;
   const ProgressScope polling([&comm] { comm.progress(); }, p.config.parallel.progress_us);
+  // A restored trainer (a resume) continues its metrics file; a fresh one starts a new file.
+  if (p.metrics_log) p.metrics_log->start(p.trainer->step());
   return p.trainer->run(train_batches());
 }
 
@@ -116,6 +127,20 @@ void Job::restore_loaders(const LoaderStates& states) {
     p.train_loader->restore(states.train);
     if (p.eval_loader && !states.eval.empty()) p.eval_loader->restore(states.eval);
   });
+}
+
+std::map<std::string, std::uint64_t> Job::skipped_records() {
+  Parts& p = *parts_;
+  nlohmann::json mine = p.train_loader->stats().bad_records_by_file;
+  if (p.eval_loader)
+    for (const auto& [file, count] : p.eval_loader->stats().bad_records_by_file)
+      mine[file] = mine.value(file, std::uint64_t(0)) + count;
+  std::map<std::string, std::uint64_t> total;
+  for (const std::string& blob : dist::all_gather_bytes(p.runtime, mine.dump())) {
+    const nlohmann::json theirs = nlohmann::json::parse(blob);
+    for (const auto& [file, count] : theirs.items()) total[file] += count.get<std::uint64_t>();
+  }
+  return total;
 }
 
 }  // namespace llmtrain::job

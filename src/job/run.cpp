@@ -1,9 +1,12 @@
-// `llmtrain input.toml`: configuration, logging and signals, then the job (see job.hpp).
+// `llmtrain input.toml`: configuration and logging, then the job (see job.hpp). The stop-signal handlers
+// are installed by main() before MPI starts.
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 #include "dry_run_report.hpp"
+#include "memory_check.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -21,10 +24,14 @@ void print_dry_run(const Config& config, dist::Runtime& runtime) {
     const auto tokenizer = tokenizer::Tokenizer::load(config.tokenizer.path);
     model = model_config(config, std::int64_t(tokenizer.vocab_size()));
   });
-  if (runtime.rank() == 0)
-    std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s", LLMTRAIN_VERSION,
-                config.source_file.c_str(), runtime.size(), runtime.node_count(), to_toml(config).c_str(),
-                dry_run_report(config, model, runtime.size()).c_str());
+  if (runtime.rank() != 0) return;
+  // What the memory check of a real run on this host would compare the estimate with.
+  const AvailableMemory available = available_memory(runtime.hostname(), runtime.local_size());
+  std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s"
+              "  available here: %s per rank (%s); a run refuses to start above it unless train.check_memory = false\n",
+              LLMTRAIN_VERSION, config.source_file.c_str(), runtime.size(), runtime.node_count(),
+              to_toml(config).c_str(), dry_run_report(config, model, runtime.size()).c_str(),
+              format_bytes(available.bytes_per_rank).c_str(), available.source.c_str());
 }
 
 void set_up_logging(const Config& config, dist::Runtime& runtime) {
@@ -35,6 +42,28 @@ void set_up_logging(const Config& config, dist::Runtime& runtime) {
     per_rank_log = dir + "/rank-" + std::to_string(runtime.rank()) + ".log";
   }
   dist::agree(runtime, [&] { configure_logging(runtime.rank(), parse_log_level(config.log.level), per_rank_log); });
+}
+
+// The end-of-run data report: how many bad records were skipped, and where (most first).
+void report_skipped_records(const std::map<std::string, std::uint64_t>& skipped) {
+  if (skipped.empty()) {
+    log_info("data: no bad records skipped");
+    return;
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> by_count;
+  std::uint64_t total = 0;
+  for (const auto& [file, count] : skipped) {
+    by_count.emplace_back(count, file);
+    total += count;
+  }
+  std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr std::size_t kListed = 10;
+  std::string files;
+  for (std::size_t i = 0; i < std::min(by_count.size(), kListed); ++i)
+    files += cat(i ? ", " : "", by_count[i].second, " (", by_count[i].first, ")");
+  if (by_count.size() > kListed) files += cat(" and ", by_count.size() - kListed, " more files");
+  log_warn("data: skipped ", total, total == 1 ? " bad record" : " bad records", " (data.on_bad_record = \"skip\") in ",
+           skipped.size(), skipped.size() == 1 ? " file: " : " files: ", files);
 }
 
 }  // namespace
@@ -48,7 +77,6 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
     return 0;
   }
   set_up_logging(config, runtime);
-  install_stop_signal_handlers();
   log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
            " nodes, configuration ", config.source_file);
   log_info("BLAS kernels: ", model::blas_kernel_name());
@@ -60,6 +88,7 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
   log_info("model: ", model.parameter_count(), " parameters; ", config.train.steps, " steps of ",
            config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
   job.run();
+  report_skipped_records(job.skipped_records());
   const train::Trainer& trainer = job.trainer();
   if (trainer.stopped_by_signal())
     log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",

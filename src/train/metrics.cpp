@@ -6,21 +6,34 @@
 #include <nlohmann/json.hpp>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/log.hpp"
+#include "llmtrain/train/run_files.hpp"
 
 namespace llmtrain::train {
 
-MetricsLog::MetricsLog(const std::string& run_dir) {
-  if (run_dir.empty()) return;
+MetricsLog::MetricsLog(const std::string& run_dir) : run_dir_(run_dir) {}
+
+void MetricsLog::start(std::int64_t step) {
+  if (run_dir_.empty()) return;
   std::error_code ec;
-  std::filesystem::create_directories(run_dir, ec);
-  LLMTRAIN_CHECK(!ec, "cannot create run directory '", run_dir, "': ", ec.message());
-  const auto path = std::filesystem::path(run_dir) / "metrics.jsonl";
+  std::filesystem::create_directories(run_dir_, ec);
+  LLMTRAIN_CHECK(!ec, "cannot create run directory '", run_dir_, "': ", ec.message());
+  const std::string path = (std::filesystem::path(run_dir_) / "metrics.jsonl").string();
+  if (step == 0) {
+    const std::string moved = set_aside(path);
+    if (!moved.empty()) log_info("metrics: a new run; the previous run's ", path, " was moved to ", moved);
+  } else {
+    const KeptLines lines = keep_steps_up_to(path, step);
+    log_info("metrics: resuming after step ", step, ": ", path, " keeps ", lines.kept, " lines, dropped ",
+             lines.dropped, " logged after that step");
+  }
   out_.open(path, std::ios::app);
-  LLMTRAIN_CHECK(out_.good(), "cannot open '", path.string(), "' for appending");
+  LLMTRAIN_CHECK(out_.good(), "cannot open '", path, "' for appending");
 }
 
 void MetricsLog::write_step(const StepMetrics& m) {
-  if (!out_.is_open()) return;
+  if (run_dir_.empty()) return;
+  LLMTRAIN_CHECK(out_.is_open(), "metrics.jsonl written before MetricsLog::start()");
   nlohmann::json j = {{"type", "train"},
                       {"step", m.step},
                       {"loss", m.loss},
@@ -41,7 +54,8 @@ void MetricsLog::write_step(const StepMetrics& m) {
 }
 
 void MetricsLog::write_eval(std::int64_t step, double loss, double perplexity, std::int64_t tokens) {
-  if (!out_.is_open()) return;
+  if (run_dir_.empty()) return;
+  LLMTRAIN_CHECK(out_.is_open(), "metrics.jsonl written before MetricsLog::start()");
   nlohmann::json j = {{"type", "eval"}, {"step", step}, {"eval_loss", loss}, {"eval_perplexity", perplexity},
                       {"eval_tokens", tokens}};
   out_ << j.dump() << '\n';

@@ -82,6 +82,7 @@ TEST(Trainer, WritesOneMetricsLinePerStepAndEvaluates) {
   TrainingRun run(tiny_model(), options(4), comm);
   PatternSource train(2, 16, 32, 1), eval(2, 16, 32, 2);
   MetricsLog log(dir.string());
+  log.start(0);
   MetricsReport report(&log, 0);
   Evaluation evaluation(eval, 2, 2, &log);
   run.trainer.add_hook(report);

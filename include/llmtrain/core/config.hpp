@@ -68,6 +68,7 @@ struct TrainConfig {
   std::int64_t eval_every;
   std::int64_t eval_batches;
   std::string run_dir;
+  bool check_memory;
 };
 
 struct ParallelConfig {

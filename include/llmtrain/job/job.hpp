@@ -10,6 +10,8 @@
 // are agreed (dist::agree), so a bad configuration or file is reported once. Kokkos must be initialised.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,14 +50,18 @@ class Job {
   // Continues the loaders from a global state saved by a run on any number of ranks. Before run().
   void restore_loaders(const LoaderStates& states);
 
+  // Collective: the bad records (data.on_bad_record = "skip") the loaders of all ranks skipped in this
+  // process's run, by file, summed over ranks; files with none are absent.
+  std::map<std::string, std::uint64_t> skipped_records();
+
  private:
   struct Parts;
   std::unique_ptr<Parts> parts_;
 };
 
 // `llmtrain input.toml` after argument parsing: loads the configuration with its --set overrides (agreed),
-// prints the dry-run report or sets up logging and stop signals, builds the job and trains. Returns the
-// exit status.
+// prints the dry-run report or sets up logging, builds the job and trains. Returns the exit status. The
+// caller installs the stop-signal handlers first (core/stop_signal.hpp), before MPI starts.
 int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
                  dist::Runtime& runtime);
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace llmtrain::model {
 
@@ -24,8 +25,13 @@ struct GemmStats {
 GemmStats gemm_stats();
 void reset_gemm_stats(const GemmStats& value = GemmStats{});
 
-// The machine's float32 matrix-multiply peak as this process sees it (the MFU denominator): the best of
-// `repeats` square n x n x n sgemm calls through gemm(), in flop/s. Does not count towards gemm_stats().
-double measure_sgemm_peak(std::int64_t n = 1024, int repeats = 4);
+// The machine's float32 matrix-multiply peak as this process sees it (the MFU denominator), in flop/s:
+// square n x n x n sgemm calls through gemm(), after two warm-up calls, for at least 10 calls and at least
+// `min_seconds`, and the 90th percentile of their rates (peak_from_rates). Does not count towards
+// gemm_stats().
+double measure_sgemm_peak(std::int64_t n = 512, double min_seconds = 0.5);
+
+// The `percentile` (0, 100] of `rates` by nearest rank: what measure_sgemm_peak reports from its samples.
+double peak_from_rates(std::vector<double> rates, double percentile);
 
 }  // namespace llmtrain::model

@@ -19,15 +19,21 @@ struct StepMetrics {
   double step_s = 0;
 };
 
-// Appends JSON lines to <run_dir>/metrics.jsonl (creating run_dir); prints progress lines to stdout.
+// Writes JSON lines to <run_dir>/metrics.jsonl, which holds the current run only (run_files.hpp); prints
+// progress lines to stdout.
 class MetricsLog {
  public:
-  explicit MetricsLog(const std::string& run_dir);  // empty run_dir: progress lines only
+  explicit MetricsLog(const std::string& run_dir);  // empty run_dir: progress lines only; opens nothing yet
+  // Opens the file for a run that starts after `step` optimizer steps (creating run_dir): 0 is a new run,
+  // which first moves an earlier run's file aside to metrics.<time>.jsonl; N > 0 is a run resumed from a
+  // checkpoint at step N, which drops the lines logged after step N and appends. Both say what they did.
+  void start(std::int64_t step);
   void write_step(const StepMetrics& m);
   void write_eval(std::int64_t step, double loss, double perplexity, std::int64_t tokens);
   void progress(const StepMetrics& m, std::int64_t total_steps, double elapsed_s);
 
  private:
+  std::string run_dir_;
   std::ofstream out_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "llmtrain/core/batch.hpp"
 #include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/model/gemm.hpp"
 #include "llmtrain/model/model.hpp"
 #include "llmtrain/optim/adamw.hpp"
 #include "llmtrain/optim/schedule.hpp"
@@ -26,7 +27,8 @@ struct TrainOptions {
   std::int64_t grad_accum = 1;      // micro-batches per optimizer step and rank
   double grad_clip = 1.0;           // max global gradient norm; 0 disables clipping
   optim::ScheduleOptions schedule;  // total_steps is set from `steps`
-  double peak_flops = 0;            // per-rank flop/s, the MFU denominator; 0: MFU not reported
+  double peak_flops = 0;            // per-rank flop/s, the MFU denominator; 0: MFU not reported. Raised to
+                                    // what a step achieved if that is higher, so MFU never exceeds 1
 };
 
 struct EvalResult {
@@ -74,6 +76,8 @@ class Trainer {
   std::vector<StepMetrics> run(BatchSource& train);
 
  private:
+  void raise_peak_to_measured(double step_rate, const model::GemmStats& gemm_before);
+
   TrainOptions options_;
   model::Model<float>& model_;
   parallel::ParamStore& store_;
@@ -82,6 +86,7 @@ class Trainer {
   std::vector<StepHook*> hooks_;
   std::int64_t step_ = 0;
   bool stop_ = false, stop_by_signal_ = false;
+  bool peak_raised_ = false;
 };
 
 }  // namespace llmtrain::train
