@@ -13,7 +13,7 @@
 #include "llmtrain/job/options.hpp"
 #include "llmtrain/job/provenance.hpp"
 #include "llmtrain/model/gemm.hpp"
-#include "llmtrain/parallel/replicated_store.hpp"
+#include "llmtrain/parallel/store_options.hpp"
 #include "llmtrain/train/hooks.hpp"
 
 namespace llmtrain::job {
@@ -62,7 +62,10 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
           loader_options(config, config.data.eval_datasets, p.encoder->tokenizer(), runtime.local_size()), p.encoder,
           runtime.rank(), runtime.size());
   });
-  p.store = std::make_unique<parallel::ReplicatedStore>(p.model_config, *p.comm);
+  dist::agree(runtime, [&] {
+    p.store = parallel::make_store(p.model_config, store_options(config, runtime.size()), *p.comm);
+  });
+  log_info("parameters: ", p.store->strategy());
   p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store);
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   if (peak_flops <= 0) peak_flops = model::measure_sgemm_peak();
@@ -87,8 +90,8 @@ Job::~Job() = default;
 
 std::vector<train::StepMetrics> Job::run() {
   Parts& p = *parts_;
-  dist::Collectives& comm = *p.comm;
-  const ProgressScope polling([&comm] { comm.progress(); }, p.config.parallel.progress_us);
+  parallel::ParamStore& store = *p.store;
+  const ProgressScope polling([&store] { store.progress(); }, p.config.parallel.progress_us);
   return p.trainer->run(train_batches());
 }
 

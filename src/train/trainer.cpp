@@ -46,6 +46,7 @@ StepMetrics Trainer::train_step(BatchSource& source) {
     const Stopwatch wait_watch;
     const Batch batch = source.next();
     m.data_wait_s += wait_watch.seconds();
+    store_.begin_micro_batch(micro + 1 == options_.grad_accum);
     const model::LossSum loss = model_.forward_backward(batch, 1.0 / double(options_.grad_accum));
     m.forward_s += model_.last_pass_times().forward_s;
     m.backward_s += model_.last_pass_times().backward_s;

@@ -1,0 +1,179 @@
+// The sharded stores under mpirun (W = 1..4 ranks): FSDP and HSDP follow the trajectory of one process
+// training on the whole global batch, and the window settings (K, reshard_after_forward) change nothing in
+// the numbers, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/dist/runtime.hpp"
+#include "llmtrain/parallel/fsdp_store.hpp"
+#include "llmtrain/parallel/store_options.hpp"
+#include "../train/test_sources.hpp"
+
+extern llmtrain::dist::Runtime* g_runtime;
+
+namespace llmtrain::parallel {
+namespace {
+
+constexpr std::int64_t kRows = 2;  // rows per rank and micro-batch
+
+train::TrainOptions options(std::int64_t steps, std::int64_t grad_accum = 1) {
+  train::TrainOptions o;
+  o.steps = steps;
+  o.grad_accum = grad_accum;
+  o.schedule.lr = 1e-2;
+  o.schedule.warmup_steps = 2;
+  return o;
+}
+
+ModelConfig untied() {
+  ModelConfig c = testing::tiny_model();
+  c.tie_embeddings = false;
+  return c;
+}
+
+StoreOptions sharded(const std::string& strategy, int group = 0) {
+  StoreOptions o;
+  o.strategy = strategy;
+  o.shard_group_size = group;
+  return o;
+}
+
+// This rank's rows of each global batch, trained under `store`.
+std::vector<train::StepMetrics> train_distributed(const ModelConfig& config, const train::TrainOptions& o,
+                                                  const StoreOptions& store, dist::Collectives& comm,
+                                                  std::vector<std::vector<float>>* params = nullptr) {
+  const int world = comm.size(), rank = comm.rank();
+  testing::TrainingRun run(config, o, comm, "none", {}, store);
+  testing::RowSlice mine(world * kRows, rank * kRows, kRows);
+  auto history = run.trainer.run(mine);
+  if (params) {
+    params->clear();
+    for (auto& unit : run.store.param_shards()) {
+      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), unit.flat);
+      params->emplace_back(host.data(), host.data() + host.size());
+    }
+  }
+  return history;
+}
+
+// The same global batches in one process, replicated.
+std::vector<train::StepMetrics> train_alone(const ModelConfig& config, const train::TrainOptions& o, int world) {
+  testing::SingleRankCollectives alone;
+  testing::TrainingRun run(config, o, alone);
+  testing::RowSlice everything(world * kRows, 0, world * kRows);
+  return run.trainer.run(everything);
+}
+
+void expect_same_trajectory(const std::vector<train::StepMetrics>& got, const std::vector<train::StepMetrics>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i].loss, want[i].loss, 1e-5 * want[i].loss) << "step " << i + 1;
+    EXPECT_NEAR(got[i].grad_norm, want[i].grad_norm, 1e-4 * want[i].grad_norm) << "step " << i + 1;
+    EXPECT_EQ(got[i].tokens, want[i].tokens) << "step " << i + 1;
+  }
+  // The model must have learned: a store that dropped gradients would keep the loss near ln(32).
+  EXPECT_LT(got.back().loss, 0.8 * got.front().loss);
+}
+
+TEST(Fsdp, TrainsLikeOneProcessOnTheGlobalBatch) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  for (const ModelConfig& config : {testing::tiny_model(), untied()}) {
+    SCOPED_TRACE(config.tie_embeddings ? "tied" : "untied");
+    expect_same_trajectory(train_distributed(config, options(20), sharded("fsdp"), *comm),
+                           train_alone(config, options(20), comm->size()));
+  }
+}
+
+TEST(Fsdp, AccumulatesMicroBatchesLikeOneProcess) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  expect_same_trajectory(train_distributed(testing::tiny_model(), options(10, 3), sharded("fsdp"), *comm),
+                         train_alone(testing::tiny_model(), options(10, 3), comm->size()));
+}
+
+TEST(Fsdp, ReplicatedOverlappedReductionTrainsLikeOneProcess) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  StoreOptions replicated;
+  replicated.max_inflight_reductions = 1;
+  expect_same_trajectory(train_distributed(testing::tiny_model(), options(10, 2), replicated, *comm),
+                         train_alone(testing::tiny_model(), options(10, 2), comm->size()));
+}
+
+// HSDP with every shard group size that divides W: S = W is FSDP, S = 1 replicates through the sharded path.
+TEST(Hsdp, TrainsLikeOneProcessOnTheGlobalBatch) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  const auto want = train_alone(untied(), options(20), comm->size());
+  for (int group = 1; group <= comm->size(); ++group) {
+    if (comm->size() % group != 0) continue;
+    SCOPED_TRACE("shard group size " + std::to_string(group));
+    expect_same_trajectory(train_distributed(untied(), options(20), sharded("hsdp", group), *comm), want);
+  }
+}
+
+// K and reshard_after_forward change when gathers happen, never what is computed.
+TEST(Fsdp, WindowSettingsGiveBitwiseIdenticalParameters) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  for (const ModelConfig& config : {testing::tiny_model(), untied()}) {
+    SCOPED_TRACE(config.tie_embeddings ? "tied" : "untied");
+    std::vector<std::vector<float>> reference, params;
+    train_distributed(config, options(10), sharded("fsdp"), *comm, &reference);
+    for (const int k : {1, 2, 4})
+      for (const bool reshard : {true, false}) {
+        SCOPED_TRACE("K = " + std::to_string(k) + (reshard ? ", resharding" : ", not resharding"));
+        StoreOptions o = sharded("fsdp");
+        o.max_inflight_units = k;
+        o.max_inflight_reductions = k;
+        o.reshard_after_forward = reshard;
+        train_distributed(config, options(10), o, *comm, &params);
+        ASSERT_EQ(params.size(), reference.size());
+        for (std::size_t u = 0; u < params.size(); ++u)
+          EXPECT_EQ(0, std::memcmp(params[u].data(), reference[u].data(), params[u].size() * sizeof(float)))
+              << "unit " << u;
+      }
+  }
+}
+
+// Ranges: each rank's shard is [begin, end) of the unpadded unit, the ranks' ranges tile it in rank order.
+TEST(Fsdp, ShardRangesTileEveryUnitWithoutPadding) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  FsdpStore store(untied(), sharded("fsdp"), *comm);
+  for (const auto& unit : store.param_shards()) {
+    double range[2] = {double(unit.begin), double(unit.end())};
+    std::vector<double> all(2 * std::size_t(comm->size()), 0.0);
+    all[2 * std::size_t(comm->rank())] = range[0];
+    all[2 * std::size_t(comm->rank()) + 1] = range[1];
+    comm->agree_sum(all.data(), all.size());
+    EXPECT_EQ(all.front(), 0.0);
+    EXPECT_EQ(all.back(), double(unit.layout.size())) << unit.layout.name;
+    for (int r = 1; r < comm->size(); ++r) EXPECT_EQ(all[2 * std::size_t(r)], all[2 * std::size_t(r) - 1]);
+  }
+}
+
+TEST(Fsdp, RejectsBadOptionsNamingTheKey) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  const auto message = [&](const StoreOptions& o) {
+    try {
+      make_store(untied(), o, *comm);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(sharded("zero3")).find("parallel.strategy: \"zero3\""), std::string::npos);
+  EXPECT_NE(message(sharded("hsdp", 0)).find("parallel.shard_group_size"), std::string::npos);
+  if (comm->size() > 1) {
+    EXPECT_NE(message(sharded("hsdp", comm->size() + 1)).find("parallel.shard_group_size"), std::string::npos);
+  }
+  StoreOptions k0 = sharded("fsdp");
+  k0.max_inflight_units = 0;
+  EXPECT_NE(message(k0).find("parallel.max_inflight_units"), std::string::npos);
+  StoreOptions r0 = sharded("fsdp");
+  r0.max_inflight_reductions = 0;
+  EXPECT_NE(message(r0).find("parallel.max_inflight_reductions"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmtrain::parallel
