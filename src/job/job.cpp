@@ -13,6 +13,7 @@
 #include "llmtrain/job/options.hpp"
 #include "llmtrain/job/provenance.hpp"
 #include "llmtrain/model/gemm.hpp"
+#include "llmtrain/parallel/memory_tracker.hpp"
 #include "llmtrain/parallel/store_options.hpp"
 #include "llmtrain/train/hooks.hpp"
 
@@ -62,6 +63,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
           loader_options(config, config.data.eval_datasets, p.encoder->tokenizer(), runtime.local_size()), p.encoder,
           runtime.rank(), runtime.size());
   });
+  parallel::track_memory();
   dist::agree(runtime, [&] {
     p.store = parallel::make_store(p.model_config, store_options(config, runtime.size()), *p.comm);
   });

@@ -7,6 +7,7 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/optim/grad_clip.hpp"
+#include "llmtrain/parallel/memory_tracker.hpp"
 
 namespace llmtrain::train {
 namespace {
@@ -39,6 +40,8 @@ void Trainer::request_stop(bool by_signal) {
 StepMetrics Trainer::train_step(BatchSource& source) {
   const Stopwatch step_watch;
   StepMetrics m;
+  parallel::take_peak_bytes();
+  store_.take_comm_times();
   store_.zero_gradients();
   double sums[3] = {0, 0, 0};  // loss sum, counted targets, tokens: agreed over ranks below
   std::int64_t seq_len = 0;
@@ -71,6 +74,12 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   m.loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
   m.tokens = std::int64_t(sums[2]);
   m.step_s = step_watch.seconds();
+  m.shard_bytes = store_.shard_bytes();
+  m.peak_bytes = parallel::take_peak_bytes();
+  const parallel::CommTimes comm = store_.take_comm_times();
+  m.gather_s = comm.gather_s;
+  m.reduce_s = comm.reduce_s;
+  m.exposed_s = comm.exposed_s;
   m.tokens_per_s = double(m.tokens) / m.step_s;
   if (options_.peak_flops > 0)
     m.mfu = model_.config().train_flops(m.tokens, seq_len) / (m.step_s * options_.peak_flops * double(comm_.size()));
