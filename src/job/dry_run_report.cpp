@@ -1,11 +1,14 @@
 // Parameter and memory arithmetic for the dry run. The parameter count is the model's own
 // (ModelConfig::parameter_count); the activation figure estimates what backward keeps per token
-// and is labelled as an estimate.
+// and is labelled as an estimate; the sharded strategies add their window of gathered units and gradients.
 #include "dry_run_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/model/param_units.hpp"
 
 namespace llmtrain::job {
 namespace {
@@ -42,8 +45,6 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
                                ? m.n_layers * double(m.d_model) + block_activation_floats(m)
                                : m.n_layers * block_activation_floats(m);
   const double activations = 4.0 * per_token * tokens_per_micro_batch;
-  const double state_replicated = 16.0 * params;  // fp32 weights + gradients + AdamW m and v
-  const double state_sharded = state_replicated / world_size;
   const double tokens_global = tokens_per_micro_batch * config.train.grad_accum * world_size;
   std::string out;
   out += cat("model: ", count(params), " parameters (", m.parameter_count(), "), ", m.n_layers, " blocks of width ",
@@ -51,17 +52,43 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   out += cat("batch: ", config.train.batch_size, " rows x ", config.data.seq_len, " tokens per rank, ",
              config.train.grad_accum, " micro-batches per step, ", world_size, " ranks = ",
              count(tokens_global), " tokens per step\n");
-  const auto memory_row = [&out](const std::string& what, double amount) {
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-62s %12s\n", what.c_str(), bytes(amount).c_str());
+  const auto memory_row = [&out](const std::string& what, double state, double window, double total) {
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-40s %12s %12s %12s\n", what.c_str(), bytes(state).c_str(),
+                  bytes(window).c_str(), bytes(total).c_str());
     out += line;
   };
-  out += "memory per rank (estimate, float32):\n";
-  memory_row("weights + gradients + AdamW moments, replicated (data parallel)", state_replicated);
-  memory_row(cat("the same, fully sharded over ", world_size, " ranks (FSDP)"), state_sharded);
-  memory_row(cat("activations kept for backward (recompute = \"", config.train.recompute, "\")"), activations);
-  out += cat("  total: ", bytes(state_replicated + activations), " data parallel, ", bytes(state_sharded + activations),
-             " fully sharded\n");
+  // The sharded stores' window (docs/parallel.md): K gathered units, R + 1 whole-unit gradients (R being
+  // reduced, one being computed) with R reduce-scatter outputs, and a tied embedding's whole gradient, which
+  // stays out while backward runs. Units are padded to a multiple of the shard group size.
+  const ParallelConfig& p = config.parallel;
+  const double wire = p.comm_dtype == "bf16" ? 1.5 : 1.0;  // a bf16 landing buffer beside the fp32 unit
+  double largest = 0;
+  for (const auto& layout : model::unit_layouts(m)) largest = std::max(largest, double(layout.size()));
+  const auto sharded = [&](int shards) {
+    const double unit = 4.0 * std::ceil(largest / shards) * shards;
+    const double tied = m.tie_embeddings ? 4.0 * double(m.vocab_size) * double(m.d_model) : 0.0;
+    return double(p.max_inflight_units) * unit * wire + double(p.max_inflight_reductions + 1) * unit * wire +
+           double(p.max_inflight_reductions) * unit / shards + tied;
+  };
+  const double state_replicated = 16.0 * params;  // fp32 weights + gradients + AdamW m and v
+  out += cat("memory per rank at ", world_size, " ranks (estimate, float32 state; window K = ", p.max_inflight_units,
+             ", R = ", p.max_inflight_reductions, ", activations ", bytes(activations), " (recompute = \"",
+             config.train.recompute, "\")):\n");
+  char header[200];
+  std::snprintf(header, sizeof header, "  %-40s %12s %12s %12s\n", "strategy", "state", "window", "total");
+  out += header;
+  memory_row("replicated (data parallel)", state_replicated, 0, state_replicated + activations);
+  const double fsdp_window = sharded(world_size);
+  memory_row(cat("fsdp: fully sharded over ", world_size, " ranks"), state_replicated / world_size, fsdp_window,
+             state_replicated / world_size + fsdp_window + activations);
+  const int group = int(p.shard_group_size);
+  if (group >= 1 && world_size % group == 0) {
+    const double hsdp_window = sharded(group);
+    memory_row(cat("hsdp: shard groups of ", group, " ranks"), state_replicated / group, hsdp_window,
+               state_replicated / group + hsdp_window + activations);
+  }
+  out += cat("strategy: ", p.strategy, "\n");
   return out;
 }
 

@@ -15,7 +15,7 @@
 namespace llmtrain::job {
 namespace {
 
-void print_dry_run(const Config& config, dist::Runtime& runtime) {
+void print_dry_run(const Config& config, dist::Runtime& runtime, int world_size) {
   ModelConfig model;
   dist::agree(runtime, [&] {
     const auto tokenizer = tokenizer::Tokenizer::load(config.tokenizer.path);
@@ -24,7 +24,7 @@ void print_dry_run(const Config& config, dist::Runtime& runtime) {
   if (runtime.rank() == 0)
     std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s", LLMTRAIN_VERSION,
                 config.source_file.c_str(), runtime.size(), runtime.node_count(), to_toml(config).c_str(),
-                dry_run_report(config, model, runtime.size()).c_str());
+                dry_run_report(config, model, world_size > 0 ? world_size : runtime.size()).c_str());
 }
 
 void set_up_logging(const Config& config, dist::Runtime& runtime) {
@@ -40,11 +40,11 @@ void set_up_logging(const Config& config, dist::Runtime& runtime) {
 }  // namespace
 
 int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
-                 dist::Runtime& runtime) {
+                 dist::Runtime& runtime, int dry_run_world_size) {
   Config config;
   dist::agree(runtime, [&] { config = load_config(config_path, overrides); });
   if (dry_run) {
-    print_dry_run(config, runtime);
+    print_dry_run(config, runtime, dry_run_world_size);
     return 0;
   }
   set_up_logging(config, runtime);
