@@ -59,7 +59,7 @@ struct FsdpStore::Impl {
   std::size_t next_issue = 0;      // the next position the window considers
   std::vector<std::size_t> acquired_at;
   bool pass_has_gradients = false;  // backward gathers wait for proof that this pass is a training pass
-  BusyClock gather_busy, reduce_busy, exposed;
+  BusyClock gather_busy, reduce_busy, exposed, gather_wait;
   std::unique_ptr<ReductionQueue> reductions;
 
   int window_used() const {
@@ -203,8 +203,10 @@ const float* FsdpStore::acquire(int index) {
   if (u.gather == Gather::in_flight) {
     if (!u.request.test()) {
       m.exposed.set(true);
+      m.gather_wait.set(true);
       u.request.wait();
       m.exposed.set(false);
+      m.gather_wait.set(false);
     }
     m.complete(u);
     m.note_gathers();
@@ -285,7 +287,7 @@ std::int64_t FsdpStore::shard_bytes() const {
 
 CommTimes FsdpStore::take_comm_times() {
   Impl& m = *impl_;
-  return {m.gather_busy.take(), m.reduce_busy.take(), m.exposed.take()};
+  return {m.gather_busy.take(), m.reduce_busy.take(), m.exposed.take(), m.gather_wait.take()};
 }
 
 int FsdpStore::gathered_units() const {

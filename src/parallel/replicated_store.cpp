@@ -55,6 +55,6 @@ std::int64_t ReplicatedStore::shard_bytes() const {
   return bytes;
 }
 
-CommTimes ReplicatedStore::take_comm_times() { return {0.0, clocks_->reduce.take(), clocks_->exposed.take()}; }
+CommTimes ReplicatedStore::take_comm_times() { return {0.0, clocks_->reduce.take(), clocks_->exposed.take(), 0.0}; }
 
 }  // namespace llmtrain::parallel

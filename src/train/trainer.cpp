@@ -80,6 +80,7 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   m.gather_s = comm.gather_s;
   m.reduce_s = comm.reduce_s;
   m.exposed_s = comm.exposed_s;
+  m.gather_wait_s = comm.gather_wait_s;
   m.tokens_per_s = double(m.tokens) / m.step_s;
   if (options_.peak_flops > 0)
     m.mfu = model_.config().train_flops(m.tokens, seq_len) / (m.step_s * options_.peak_flops * double(comm_.size()));

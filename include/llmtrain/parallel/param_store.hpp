@@ -18,6 +18,7 @@ namespace llmtrain::parallel {
 
 struct CommTimes {
   double gather_s = 0, reduce_s = 0, exposed_s = 0;
+  double gather_wait_s = 0;  // the part of exposed_s spent waiting for gathers
 };
 
 class ParamStore : public model::UnitAccess<float> {

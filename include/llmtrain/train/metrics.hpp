@@ -19,9 +19,9 @@ struct StepMetrics {
   double step_s = 0;
   // This rank's: parameter + gradient + AdamW bytes of its ranges, peak bytes of all Kokkos allocations in
   // the step (parallel/memory_tracker.hpp), and seconds with a gather / a reduction in flight and with
-  // compute blocked waiting for one.
+  // compute blocked waiting for one (gather_wait_s: for a gather).
   std::int64_t shard_bytes = 0, peak_bytes = 0;
-  double gather_s = 0, reduce_s = 0, exposed_s = 0;
+  double gather_s = 0, reduce_s = 0, exposed_s = 0, gather_wait_s = 0;
 };
 
 // Appends JSON lines to <run_dir>/metrics.jsonl (creating run_dir); prints progress lines to stdout.
