@@ -205,6 +205,11 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "Directory of per-rank logs; empty means run_dir.")),
       bind_member(&C::log, &LogConfig::every_steps, integer<C>("log", "every_steps", 1, 1, kMaxInt,
            "Print a progress line every N steps (metrics.jsonl gets every step).")),
+      bind_member(&C::log, &LogConfig::trace, boolean<C>("log", "trace", false,
+           "Every rank writes a Chrome trace of its steps to <run_dir>/trace.rank<R>.json at the end of the run: "
+           "compute on each unit and the waits for communication on one track, every all-gather and gradient "
+           "reduction on another (open in https://ui.perfetto.dev). Kept in memory: a few events per unit and "
+           "micro-batch.")),
       bind_member(&C::log, &LogConfig::provenance, boolean<C>("log", "provenance", false,
            "Every rank writes the rows it consumed (dataset, file, byte offset, tokens, step) to "
            "<run_dir>/provenance.rank<R>.jsonl, in the format of llmtrain-data simulate --provenance, so the "

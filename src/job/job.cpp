@@ -1,6 +1,7 @@
 // The job: builds every part of a run in order and wires them together (see job.hpp).
 #include "llmtrain/job/job.hpp"
 
+#include <filesystem>
 #include <optional>
 
 #include "llmtrain/core/error.hpp"
@@ -15,6 +16,7 @@
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/parallel/memory_tracker.hpp"
 #include "llmtrain/parallel/store_options.hpp"
+#include "llmtrain/parallel/trace.hpp"
 #include "llmtrain/train/hooks.hpp"
 
 namespace llmtrain::job {
@@ -27,6 +29,7 @@ struct Job::Parts {
   std::shared_ptr<const data::TokenizerEncoder> encoder;
   ModelConfig model_config;
   std::unique_ptr<data::Loader> train_loader, eval_loader;
+  std::unique_ptr<parallel::Trace> trace;  // log.trace
   std::unique_ptr<parallel::ParamStore> store;
   std::optional<model::Model<float>> model;
   std::optional<optim::AdamW> optimizer;
@@ -68,6 +71,10 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     p.store = parallel::make_store(p.model_config, store_options(config, runtime.size()), *p.comm);
   });
   log_info("parameters: ", p.store->strategy());
+  if (config.log.trace) {
+    p.trace = std::make_unique<parallel::Trace>(runtime.rank());
+    p.store->set_trace(p.trace.get());
+  }
   p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store);
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   if (peak_flops <= 0) peak_flops = model::measure_sgemm_peak();
@@ -94,7 +101,16 @@ std::vector<train::StepMetrics> Job::run() {
   Parts& p = *parts_;
   parallel::ParamStore& store = *p.store;
   const ProgressScope polling([&store] { store.progress(); }, p.config.parallel.progress_us);
-  return p.trainer->run(train_batches());
+  auto history = p.trainer->run(train_batches());
+  if (p.trace) {
+    const std::string path = p.config.train.run_dir + "/trace.rank" + std::to_string(p.runtime.rank()) + ".json";
+    dist::agree(p.runtime, [&] {
+      std::filesystem::create_directories(p.config.train.run_dir);
+      p.trace->write(path);
+    });
+    log_info("trace: ", p.trace->events(), " events per rank in ", p.config.train.run_dir, "/trace.rank<R>.json");
+  }
+  return history;
 }
 
 train::Trainer& Job::trainer() { return *parts_->trainer; }

@@ -24,6 +24,8 @@ namespace {
 enum class Gather { none, in_flight, ready };
 
 struct Unit {
+  std::string name;
+  double gather_begin_us = 0, use_begin_us = 0;  // for the trace
   std::int64_t size = 0, chunk = 0;  // unpadded size; this rank's share of the padded size (chunk * S)
   Floats param, grad;                // this rank's chunk, zero past the unit's end
   Floats full;                       // the gathered unit (fp32), while gathered
@@ -60,6 +62,7 @@ struct FsdpStore::Impl {
   std::vector<std::size_t> acquired_at;
   bool pass_has_gradients = false;  // backward gathers wait for proof that this pass is a training pass
   BusyClock gather_busy, reduce_busy, exposed, gather_wait;
+  Trace* trace = nullptr;
   std::unique_ptr<ReductionQueue> reductions;
 
   int window_used() const {
@@ -87,6 +90,7 @@ struct FsdpStore::Impl {
     }
     u.gather = Gather::in_flight;
     gather_busy.set(true);
+    if (trace) u.gather_begin_us = trace->now_us();
   }
 
   // After the gather's request completed.
@@ -99,6 +103,7 @@ struct FsdpStore::Impl {
       u.full_wire = Wire16();
     }
     u.gather = Gather::ready;
+    if (trace) trace->span(Trace::communication, "all_gather " + u.name, u.gather_begin_us, trace->now_us());
   }
 
   void free(Unit& u) {
@@ -159,6 +164,7 @@ FsdpStore::FsdpStore(const ModelConfig& config, const StoreOptions& options, dis
   const auto layouts = model::unit_layouts(config);
   for (const auto& layout : layouts) {
     Unit u;
+    u.name = layout.name;
     u.size = layout.size();
     u.chunk = (u.size + m.group - 1) / m.group;
     const std::int64_t begin = std::min(key * u.chunk, u.size), end = std::min(begin + u.chunk, u.size);
@@ -188,6 +194,8 @@ std::string FsdpStore::strategy() const { return impl_->options.strategy; }
 
 const float* FsdpStore::acquire(int index) {
   Impl& m = *impl_;
+  m.trace = trace_;
+  m.reductions->set_trace(trace_);
   LLMTRAIN_CHECK(index >= 0 && std::size_t(index) < m.units.size(), "acquire of unit ", index, " of ", m.units.size());
   if (m.cursor >= m.order.size() || m.order[m.cursor] != index) m.restart(index);
   const std::size_t position = m.cursor++;
@@ -202,16 +210,19 @@ const float* FsdpStore::acquire(int index) {
   ++u.acquired;
   if (u.gather == Gather::in_flight) {
     if (!u.request.test()) {
+      const double begin = trace_ ? trace_->now_us() : 0;
       m.exposed.set(true);
       m.gather_wait.set(true);
       u.request.wait();
       m.exposed.set(false);
       m.gather_wait.set(false);
+      if (trace_) trace_->span(Trace::compute, "wait: all_gather " + u.name, begin, trace_->now_us());
     }
     m.complete(u);
     m.note_gathers();
     m.fill_window();
   }
+  if (trace_ && u.acquired == 1) u.use_begin_us = trace_->now_us();
   return u.full.data();
 }
 
@@ -220,6 +231,7 @@ void FsdpStore::release(int index) {
   Unit& u = m.units[std::size_t(index)];
   LLMTRAIN_CHECK(u.acquired > 0, "release of unit ", index, " that is not acquired");
   if (--u.acquired > 0) return;
+  if (trace_) trace_->span(Trace::compute, u.name, u.use_begin_us, trace_->now_us());
   const int next = m.next_use[m.acquired_at[std::size_t(index)]];
   // Kept when a later acquire in this pass needs it and either resharding is off or the window has already
   // counted it for that acquire.
@@ -244,7 +256,8 @@ void FsdpStore::grad_ready(int index) {
   Unit& u = m.units[std::size_t(index)];
   if (u.grad_full.size() == 0) return;  // nothing was written: a zero contribution
   Kokkos::fence();
-  m.reductions->start(u.grad_full, u.grad, true);
+  m.reductions->set_trace(trace_);
+  m.reductions->start(u.grad_full, u.grad, true, "reduce_scatter " + u.name);
   u.grad_full = Floats();
   m.reductions->progress();
 }

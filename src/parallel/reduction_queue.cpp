@@ -12,13 +12,20 @@ ReductionQueue::ReductionQueue(int max_inflight, dist::DType wire, dist::Collect
   LLMTRAIN_CHECK(shards || replicas, "a reduction needs a shard group or a replica group");
 }
 
-void ReductionQueue::start(Floats full, Floats into, bool accumulate) {
-  if (int(queue_.size()) >= max_inflight_) {
-    exposed_.set(true);
-    while (int(queue_.size()) >= max_inflight_) advance_front();
-    exposed_.set(false);
-  }
+void ReductionQueue::wait_exposed(int until) {
+  if (int(queue_.size()) <= until) return;
+  const double begin = trace_ ? trace_->now_us() : 0;
+  exposed_.set(true);
+  while (int(queue_.size()) > until) advance_front();
+  exposed_.set(false);
+  if (trace_) trace_->span(Trace::compute, "wait: reductions", begin, trace_->now_us());
+}
+
+void ReductionQueue::start(Floats full, Floats into, bool accumulate, const std::string& label) {
+  wait_exposed(max_inflight_ - 1);
   Reduction r;
+  r.label = label;
+  if (trace_) r.begin_us = trace_->now_us();
   r.into = into;
   r.accumulate = accumulate;
   const bool bf16 = wire_ == dist::DType::bf16;
@@ -68,17 +75,13 @@ void ReductionQueue::finish(Reduction& r) {
     LLMTRAIN_CHECK(!r.accumulate && r.into.data() == r.full.data(), "an all-reduce without a shard group is in place");
   }
   Kokkos::fence();
+  if (trace_) trace_->span(Trace::communication, r.label, r.begin_us, trace_->now_us());
 }
 
 void ReductionQueue::progress() {
   while (!queue_.empty() && queue_.front().request.test()) advance_front();
 }
 
-void ReductionQueue::wait_all() {
-  if (queue_.empty()) return;
-  exposed_.set(true);
-  while (!queue_.empty()) advance_front();
-  exposed_.set(false);
-}
+void ReductionQueue::wait_all() { wait_exposed(0); }
 
 }  // namespace llmtrain::parallel

@@ -11,8 +11,11 @@
 
 #include <deque>
 
+#include <string>
+
 #include "busy_clock.hpp"
 #include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/parallel/trace.hpp"
 #include "wire.hpp"
 
 namespace llmtrain::parallel {
@@ -27,11 +30,13 @@ class ReductionQueue {
   // Starts reducing `full` (S * chunk values). Its result, this rank's chunk of the sum, is added into
   // `into` (accumulate) or written to it; without a shard group `into` may be `full` itself. Waits for the
   // oldest reduction first when R are in flight. Neither buffer may be touched until wait_all().
-  void start(Floats full, Floats into, bool accumulate);
+  // `label` names the reduction in a trace.
+  void start(Floats full, Floats into, bool accumulate, const std::string& label);
   // Advances the oldest reductions without blocking.
   void progress();
   void wait_all();
   int in_flight() const { return int(queue_.size()); }
+  void set_trace(Trace* trace) { trace_ = trace; }
 
  private:
   struct Reduction {
@@ -40,10 +45,13 @@ class ReductionQueue {
     bool accumulate = false;
     bool second_stage = false;
     dist::Request request;
+    std::string label;
+    double begin_us = 0;
   };
   // Moves the oldest reduction on once its current stage is complete; true when it finished.
   void advance_front();
   void finish(Reduction& r);
+  void wait_exposed(int until);  // compute waits until at most `until` reductions are in flight
 
   int max_inflight_;
   dist::DType wire_;
@@ -52,6 +60,7 @@ class ReductionQueue {
   BusyClock& busy_;
   BusyClock& exposed_;
   std::deque<Reduction> queue_;
+  Trace* trace_ = nullptr;
 };
 
 }  // namespace llmtrain::parallel

@@ -34,7 +34,8 @@ void ReplicatedStore::grad_ready(int unit) {
   if (!last_micro_batch_) return;
   Kokkos::fence();
   const Floats& g = units_.grads()[std::size_t(unit)].flat;
-  reductions_->start(g, g, false);
+  reductions_->set_trace(trace_);
+  reductions_->start(g, g, false, "all_reduce " + units_.grads()[std::size_t(unit)].layout.name);
   reductions_->progress();
 }
 

@@ -6,12 +6,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/dist/runtime.hpp"
 #include "llmtrain/parallel/fsdp_store.hpp"
 #include "llmtrain/parallel/store_options.hpp"
+#include "llmtrain/parallel/trace.hpp"
 #include "../train/test_sources.hpp"
 
 extern llmtrain::dist::Runtime* g_runtime;
@@ -157,6 +162,54 @@ TEST(Bf16Comm, TrainsWithinTwoPercentOfFp32After100Steps) {
     EXPECT_NEAR(bf16, fp32, 0.02 * fp32);
     if (o.strategy != "replicated" || comm->size() > 1) {
       EXPECT_NE(bf16, fp32) << "bf16 changed nothing: is it on the wire?";
+    }
+  }
+}
+
+// The trace: every unit's gathers on the communication track, its compute spans on the compute track, and
+// each compute span begins after a gather of that unit ended (the store waited before handing it out).
+TEST(FsdpTrace, RecordsGathersBeforeComputeOnTwoTracks) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  testing::TrainingRun run(untied(), options(2), *comm, "none", {}, sharded("fsdp"));
+  Trace trace(comm->rank());
+  run.store.set_trace(&trace);
+  testing::RowSlice mine(comm->size() * kRows, comm->rank() * kRows, kRows);
+  run.trainer.run(mine);
+  run.store.set_trace(nullptr);
+  const auto path = std::filesystem::temp_directory_path() / ("llmtrain_fsdp_trace." + std::to_string(comm->rank()) + ".json");
+  trace.write(path.string());
+  std::ifstream in(path);
+  const auto json = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  std::map<std::string, std::vector<std::pair<double, double>>> gathers, uses;
+  int reductions = 0;
+  for (const auto& e : json["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    EXPECT_EQ(e["pid"], comm->rank());
+    const std::string name = e["name"];
+    const double begin = e["ts"], end = begin + e["dur"].get<double>();
+    EXPECT_LE(begin, end);
+    if (name.rfind("all_gather ", 0) == 0) {
+      EXPECT_EQ(e["tid"], Trace::communication);
+      gathers[name.substr(11)].push_back({begin, end});
+    } else if (name.rfind("reduce_scatter ", 0) == 0) {
+      EXPECT_EQ(e["tid"], Trace::communication);
+      ++reductions;
+    } else if (name.rfind("wait: ", 0) != 0) {
+      EXPECT_EQ(e["tid"], Trace::compute);
+      uses[name].push_back({begin, end});
+    }
+  }
+  const auto layouts = model::unit_layouts(untied());
+  EXPECT_EQ(reductions, 2 * int(layouts.size()));
+  for (const auto& layout : layouts) {
+    const auto& g = gathers[layout.name];
+    const auto& u = uses[layout.name];
+    ASSERT_FALSE(u.empty()) << layout.name;
+    for (const auto& use : u) {
+      const bool after_a_gather =
+          std::any_of(g.begin(), g.end(), [&](const auto& gather) { return gather.second <= use.first; });
+      EXPECT_TRUE(after_a_gather) << layout.name << " used at " << use.first << " before any of its gathers ended";
     }
   }
 }

@@ -86,6 +86,7 @@ struct LogConfig {
   bool per_rank;
   std::string dir;
   std::int64_t every_steps;
+  bool trace;
   bool provenance;
 };
 

@@ -13,6 +13,7 @@
 
 #include "llmtrain/model/param_units.hpp"
 #include "llmtrain/model/unit_access.hpp"
+#include "llmtrain/parallel/trace.hpp"
 
 namespace llmtrain::parallel {
 
@@ -47,6 +48,12 @@ class ParamStore : public model::UnitAccess<float> {
   // Seconds spent since the last call (then reset): with a gather / a reduction in flight, and compute
   // blocked waiting for one.
   virtual CommTimes take_comm_times() = 0;
+  // Records compute and communication spans into `trace` from now on (null: stop). It must outlive the
+  // store or be unset first.
+  void set_trace(Trace* trace) { trace_ = trace; }
+
+ protected:
+  Trace* trace_ = nullptr;
 };
 
 }  // namespace llmtrain::parallel
