@@ -254,7 +254,8 @@ float* FsdpStore::gradient(int index) {
 void FsdpStore::grad_ready(int index) {
   Impl& m = *impl_;
   Unit& u = m.units[std::size_t(index)];
-  if (u.grad_full.size() == 0) return;  // nothing was written: a zero contribution
+  // A unit whose gradient was never asked for contributes zeros: every rank must join the reduce-scatter.
+  if (u.grad_full.size() == 0) u.grad_full = Floats("grad_full", u.chunk * m.group);
   Kokkos::fence();
   m.reductions->set_trace(trace_);
   m.reductions->start(u.grad_full, u.grad, true, "reduce_scatter " + u.name);
