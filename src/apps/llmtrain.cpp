@@ -26,6 +26,7 @@ const char* kUsage =
     "  -V, --version         print the version and build features and exit\n"
     "  -n, --dry-run         validate the configuration, print it resolved (defaults included), the\n"
     "                        parameter count and a per-rank memory estimate, and exit\n"
+    "      --world-size N    with --dry-run: estimate memory for N ranks instead of this job's\n"
     "      --set KEY=VALUE   override one configuration key (repeatable; the last one wins), checked like\n"
     "                        the file; relative paths resolve against the working directory:\n"
     "                          --set train.steps=7 --set train.lr=3e-4 --set parallel.backend=mpi\n"
@@ -44,6 +45,7 @@ const char* kUsage =
 struct Options {
   bool dry_run = false;
   bool preflight = false;
+  int world_size = 0;  // --world-size: ranks the dry run plans for (0: this job's)
   std::string config_path;
   std::vector<std::string> overrides;  // --set section.key=value, in order
 };
@@ -77,6 +79,15 @@ Options parse_arguments(int argc, char** argv) {
       options.dry_run = true;
     } else if (arg == "--preflight") {
       options.preflight = true;
+    } else if (arg == "--world-size") {
+      char* end = nullptr;
+      const long n = i + 1 < argc ? std::strtol(argv[i + 1], &end, 10) : 0;
+      if (i + 1 == argc || *end != '\0' || n < 1 || n > (1 << 24)) {
+        std::fprintf(stderr, "llmtrain: --world-size needs a rank count from 1 to 16777216\n\n%s", kUsage);
+        std::exit(2);
+      }
+      options.world_size = int(n);
+      ++i;
     } else if (arg == "--set") {
       if (i + 1 == argc) {
         std::fprintf(stderr, "llmtrain: --set needs a value: --set section.key=value\n\n%s", kUsage);
@@ -96,6 +107,10 @@ Options parse_arguments(int argc, char** argv) {
       std::exit(2);
     }
   }
+  if (options.world_size > 0 && !options.dry_run) {
+    std::fprintf(stderr, "llmtrain: --world-size applies to --dry-run only\n\n%s", kUsage);
+    std::exit(2);
+  }
   if (options.config_path.empty()) {
     std::fprintf(stderr, "llmtrain: no configuration file given\n\n%s", kUsage);
     std::exit(2);
@@ -113,6 +128,7 @@ int main(int argc, char** argv) {
   const Options options = parse_arguments(argc, argv);
   return llmtrain::dist::run_spmd(argc, argv, [&](llmtrain::dist::Runtime& runtime) {
     if (options.preflight) return llmtrain::job::run_preflight(options.config_path, options.overrides, runtime);
-    return llmtrain::job::run_llmtrain(options.config_path, options.overrides, options.dry_run, runtime);
+    return llmtrain::job::run_llmtrain(options.config_path, options.overrides, options.dry_run, runtime,
+                                       options.world_size);
   });
 }

@@ -181,6 +181,25 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "only inside MPI calls); large matrix products are split into row panels of about this duration at a "
            "nominal 100 GFLOP/s. The split changes the last bits of those products, deterministically: results stay a "
            "function of the configuration. 0: no polling, no split.")),
+      bind_member(&C::parallel, &ParallelConfig::strategy, choice<C>("parallel", "strategy", "replicated",
+           {"replicated", "fsdp", "hsdp"}, "Data parallelism: every rank holds the whole model (replicated), each "
+           "rank holds 1/W of every unit (fsdp), or shard groups of shard_group_size ranks, replicated across "
+           "groups (hsdp). docs/parallel.md.")),
+      bind_member(&C::parallel, &ParallelConfig::shard_group_size, integer<C>("parallel", "shard_group_size", 0, 0,
+           kMaxInt, "hsdp: ranks per shard group (consecutive ranks); must divide the rank count. Ignored otherwise.")),
+      bind_member(&C::parallel, &ParallelConfig::max_inflight_units, integer<C>("parallel", "max_inflight_units", 2, 1,
+           1024, "K, the rate limiter of fsdp/hsdp: at most K units gathered or being gathered at once (with "
+           "reshard_after_forward = false: K gathers in flight); the next gather is issued as soon as a slot "
+           "frees. Changes timing and memory, never the numbers.")),
+      bind_member(&C::parallel, &ParallelConfig::max_inflight_reductions, integer<C>("parallel",
+           "max_inflight_reductions", 2, 1, 1024, "R: at most R gradient reductions (reduce-scatter or all-reduce) in flight at once.")),
+      bind_member(&C::parallel, &ParallelConfig::reshard_after_forward, boolean<C>("parallel", "reshard_after_forward",
+           true, "fsdp/hsdp: free each unit after its forward and gather it again in backward; false keeps units "
+           "gathered from forward to backward (more memory, fewer gathers).")),
+      bind_member(&C::parallel, &ParallelConfig::comm_dtype, choice<C>("parallel", "comm_dtype", "fp32",
+           {"fp32", "bf16"}, "Element type on the wire: bf16 gathers parameters as bf16 casts of the fp32 master "
+           "shards and reduces gradients in bf16 (each hop sums in fp32 and rounds once); master weights and "
+           "AdamW state stay fp32.")),
       bind_member(&C::log, &LogConfig::level, choice<C>("log", "level", "info", {"debug", "info", "warn", "error"},
            "Least severe message printed.")),
       bind_member(&C::log, &LogConfig::per_rank, boolean<C>("log", "per_rank", false,
@@ -189,6 +208,11 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "Directory of per-rank logs; empty means run_dir.")),
       bind_member(&C::log, &LogConfig::every_steps, integer<C>("log", "every_steps", 1, 1, kMaxInt,
            "Print a progress line every N steps (metrics.jsonl gets every step).")),
+      bind_member(&C::log, &LogConfig::trace, boolean<C>("log", "trace", false,
+           "Every rank writes a Chrome trace of its steps to <run_dir>/trace.rank<R>.json at the end of the run: "
+           "compute on each unit and the waits for communication on one track, every all-gather and gradient "
+           "reduction on another (open in https://ui.perfetto.dev). Kept in memory: a few events per unit and "
+           "micro-batch.")),
       bind_member(&C::log, &LogConfig::provenance, boolean<C>("log", "provenance", false,
            "Every rank writes the rows it consumed (dataset, file, byte offset, tokens, step) to "
            "<run_dir>/provenance.rank<R>.jsonl, in the format of llmtrain-data simulate --provenance, so the "

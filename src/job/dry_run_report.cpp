@@ -1,11 +1,14 @@
 // Parameter and memory arithmetic for the dry run. The parameter count is the model's own
 // (ModelConfig::parameter_count); the activation figure estimates what backward keeps per token
-// and is labelled as an estimate.
+// and is labelled as an estimate; the sharded strategies add their window of gathered units and gradients.
 #include "dry_run_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/model/param_units.hpp"
 
 namespace llmtrain::job {
 namespace {
@@ -40,11 +43,36 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
   const double per_token = config.train.recompute == "blocks"
                                ? m.n_layers * double(m.d_model) + block_activation_floats(m)
                                : m.n_layers * block_activation_floats(m);
+  // The sharded stores' window (docs/parallel.md): K gathered units, R + 1 whole-unit gradients (R being
+  // reduced, one being computed) with R reduce-scatter outputs, and a tied embedding's whole gradient, which
+  // stays out while backward runs. Units are padded to a multiple of the shard group size.
+  const ParallelConfig& p = config.parallel;
+  const double wire = p.comm_dtype == "bf16" ? 1.5 : 1.0;  // a bf16 landing buffer beside the fp32 unit
+  double largest = 0;
+  for (const auto& layout : model::unit_layouts(m)) largest = std::max(largest, double(layout.size()));
+  const auto window = [&](int shards) {
+    const double unit = 4.0 * std::ceil(largest / shards) * shards;
+    const double tied = m.tie_embeddings ? 4.0 * double(m.vocab_size) * double(m.d_model) : 0.0;
+    return double(p.max_inflight_units) * unit * wire + double(p.max_inflight_reductions + 1) * unit * wire +
+           double(p.max_inflight_reductions) * unit / shards + tied;
+  };
   MemoryEstimate e;
   e.activations = 4.0 * per_token * tokens_per_micro_batch;
   e.state_replicated = 16.0 * static_cast<double>(m.parameter_count());  // fp32 weights + gradients + AdamW m and v
-  e.state_sharded = e.state_replicated / world_size;
+  e.fsdp_state = e.state_replicated / world_size;
+  e.fsdp_window = window(world_size);
+  const int group = int(p.shard_group_size);
+  if (group >= 1 && world_size % group == 0) {
+    e.hsdp_state = e.state_replicated / group;
+    e.hsdp_window = window(group);
+  }
   return e;
+}
+
+double MemoryEstimate::total(const std::string& strategy) const {
+  if (strategy == "fsdp") return fsdp_state + fsdp_window + activations;
+  if (strategy == "hsdp") return hsdp_state + hsdp_window + activations;
+  return data_parallel();
 }
 
 std::string dry_run_report(const Config& config, const ModelConfig& m, int world_size) {
@@ -58,17 +86,26 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   out += cat("batch: ", config.train.batch_size, " rows x ", config.data.seq_len, " tokens per rank, ",
              config.train.grad_accum, " micro-batches per step, ", world_size, " ranks = ",
              count(tokens_global), " tokens per step\n");
-  const auto memory_row = [&out](const std::string& what, double amount) {
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-62s %12s\n", what.c_str(), format_bytes(amount).c_str());
+  const auto memory_row = [&out](const std::string& what, double state, double window, double total) {
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-40s %12s %12s %12s\n", what.c_str(), format_bytes(state).c_str(),
+                  format_bytes(window).c_str(), format_bytes(total).c_str());
     out += line;
   };
-  out += "memory per rank (estimate, float32):\n";
-  memory_row("weights + gradients + AdamW moments, replicated (data parallel)", memory.state_replicated);
-  memory_row(cat("the same, fully sharded over ", world_size, " ranks (FSDP)"), memory.state_sharded);
-  memory_row(cat("activations kept for backward (recompute = \"", config.train.recompute, "\")"), memory.activations);
-  out += cat("  total: ", format_bytes(memory.data_parallel()), " data parallel, ",
-             format_bytes(memory.fully_sharded()), " fully sharded\n");
+  const ParallelConfig& p = config.parallel;
+  out += cat("memory per rank at ", world_size, " ranks (estimate, float32 state; window K = ", p.max_inflight_units,
+             ", R = ", p.max_inflight_reductions, ", activations ", format_bytes(memory.activations),
+             " (recompute = \"", config.train.recompute, "\")):\n");
+  char header[200];
+  std::snprintf(header, sizeof header, "  %-40s %12s %12s %12s\n", "strategy", "state", "window", "total");
+  out += header;
+  memory_row("replicated (data parallel)", memory.state_replicated, 0, memory.total("replicated"));
+  memory_row(cat("fsdp: fully sharded over ", world_size, " ranks"), memory.fsdp_state, memory.fsdp_window,
+             memory.total("fsdp"));
+  if (memory.hsdp_state > 0)
+    memory_row(cat("hsdp: shard groups of ", p.shard_group_size, " ranks"), memory.hsdp_state, memory.hsdp_window,
+               memory.total("hsdp"));
+  out += cat("strategy: ", p.strategy, "\n");
   return out;
 }
 

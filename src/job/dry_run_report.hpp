@@ -11,11 +11,13 @@ namespace llmtrain::job {
 
 // Bytes per rank, estimated for float32 training (what the dry run prints and the memory check compares).
 struct MemoryEstimate {
-  double state_replicated = 0;  // weights + gradients + AdamW moments, whole on every rank
-  double state_sharded = 0;     // the same divided over the ranks (FSDP)
-  double activations = 0;       // kept for backward, one micro-batch
+  double state_replicated = 0;              // weights + gradients + AdamW moments, whole on every rank
+  double fsdp_state = 0, fsdp_window = 0;   // state sharded over all ranks; gathered units and gradients
+  double hsdp_state = 0, hsdp_window = 0;   // over parallel.shard_group_size (0: it does not divide the ranks)
+  double activations = 0;                   // kept for backward, one micro-batch
   double data_parallel() const { return state_replicated + activations; }
-  double fully_sharded() const { return state_sharded + activations; }
+  // Everything a rank holds under parallel.strategy = strategy.
+  double total(const std::string& strategy) const;
 };
 
 MemoryEstimate estimate_memory(const Config& config, const ModelConfig& model, int world_size);

@@ -1,6 +1,7 @@
 // The job: builds every part of a run in order and wires them together (see job.hpp).
 #include "llmtrain/job/job.hpp"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -14,7 +15,9 @@
 #include "llmtrain/job/options.hpp"
 #include "llmtrain/job/provenance.hpp"
 #include "llmtrain/model/gemm.hpp"
-#include "llmtrain/parallel/replicated_store.hpp"
+#include "llmtrain/parallel/memory_tracker.hpp"
+#include "llmtrain/parallel/store_options.hpp"
+#include "llmtrain/parallel/trace.hpp"
 #include "llmtrain/train/hooks.hpp"
 #include "memory_check.hpp"
 
@@ -28,6 +31,7 @@ struct Job::Parts {
   std::shared_ptr<const data::TokenizerEncoder> encoder;
   ModelConfig model_config;
   std::unique_ptr<data::Loader> train_loader, eval_loader;
+  std::unique_ptr<parallel::Trace> trace;  // log.trace
   std::unique_ptr<parallel::ParamStore> store;
   std::optional<model::Model<float>> model;
   std::optional<optim::AdamW> optimizer;
@@ -53,9 +57,8 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   // Before the first large allocation: a run that cannot fit is refused on every rank, with the numbers.
   dist::agree(runtime, [&] {
     const MemoryEstimate estimate = estimate_memory(config, p.model_config, runtime.size());
-    // The replicated store holds whole units on every rank (the FSDP store will need estimate.fully_sharded()).
-    check_memory(estimate.data_parallel(), estimate, available_memory(runtime.hostname(), runtime.local_size()),
-                 config.train.check_memory);
+    check_memory(estimate.total(config.parallel.strategy), estimate,
+                 available_memory(runtime.hostname(), runtime.local_size()), config.train.check_memory);
   });
   log_info("tensor collectives over ", p.comm->name());
   // Each rank streams its own logical shards; nothing is read before the first batch.
@@ -71,7 +74,15 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
           loader_options(config, config.data.eval_datasets, p.encoder->tokenizer(), runtime.local_size()), p.encoder,
           runtime.rank(), runtime.size());
   });
-  p.store = std::make_unique<parallel::ReplicatedStore>(p.model_config, *p.comm);
+  parallel::track_memory();
+  dist::agree(runtime, [&] {
+    p.store = parallel::make_store(p.model_config, store_options(config, runtime.size()), *p.comm);
+  });
+  log_info("parameters: ", p.store->strategy());
+  if (config.log.trace) {
+    p.trace = std::make_unique<parallel::Trace>(runtime.rank());
+    p.store->set_trace(p.trace.get());
+  }
   p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store);
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   if (peak_flops <= 0) peak_flops = model::measure_sgemm_peak();
@@ -96,11 +107,20 @@ Job::~Job() = default;
 
 std::vector<train::StepMetrics> Job::run() {
   Parts& p = *parts_;
-  dist::Collectives& comm = *p.comm;
-  const ProgressScope polling([&comm] { comm.progress(); }, p.config.parallel.progress_us);
+  parallel::ParamStore& store = *p.store;
+  const ProgressScope polling([&store] { store.progress(); }, p.config.parallel.progress_us);
   // A restored trainer (a resume) continues its metrics file; a fresh one starts a new file.
   if (p.metrics_log) p.metrics_log->start(p.trainer->step());
-  return p.trainer->run(train_batches());
+  auto history = p.trainer->run(train_batches());
+  if (p.trace) {
+    const std::string path = p.config.train.run_dir + "/trace.rank" + std::to_string(p.runtime.rank()) + ".json";
+    dist::agree(p.runtime, [&] {
+      std::filesystem::create_directories(p.config.train.run_dir);
+      p.trace->write(path);
+    });
+    log_info("trace: ", p.trace->events(), " events per rank in ", p.config.train.run_dir, "/trace.rank<R>.json");
+  }
+  return history;
 }
 
 train::Trainer& Job::trainer() { return *parts_->trainer; }

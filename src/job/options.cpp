@@ -59,6 +59,23 @@ optim::AdamWOptions adamw_options(const Config& config) {
   return out;
 }
 
+parallel::StoreOptions store_options(const Config& config, int world_size) {
+  const ParallelConfig& c = config.parallel;
+  parallel::StoreOptions out;
+  out.strategy = c.strategy;
+  if (c.strategy == "hsdp") {
+    LLMTRAIN_CHECK(c.shard_group_size >= 1 && world_size % c.shard_group_size == 0, config.source_file,
+                   ": parallel.shard_group_size: ", c.shard_group_size, " must divide the ", world_size,
+                   " ranks into shard groups (strategy hsdp)");
+    out.shard_group_size = int(c.shard_group_size);
+  }
+  out.max_inflight_units = int(c.max_inflight_units);
+  out.max_inflight_reductions = int(c.max_inflight_reductions);
+  out.reshard_after_forward = c.reshard_after_forward;
+  out.comm_dtype = c.comm_dtype == "bf16" ? dist::DType::bf16 : dist::DType::f32;
+  return out;
+}
+
 train::TrainOptions train_options(const Config& config, double peak_flops) {
   const TrainConfig& t = config.train;
   train::TrainOptions out;

@@ -18,7 +18,7 @@
 namespace llmtrain::job {
 namespace {
 
-void print_dry_run(const Config& config, dist::Runtime& runtime) {
+void print_dry_run(const Config& config, dist::Runtime& runtime, int world_size) {
   ModelConfig model;
   dist::agree(runtime, [&] {
     const auto tokenizer = tokenizer::Tokenizer::load(config.tokenizer.path);
@@ -30,7 +30,8 @@ void print_dry_run(const Config& config, dist::Runtime& runtime) {
   std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s"
               "  available here: %s per rank (%s); a run refuses to start above it unless train.check_memory = false\n",
               LLMTRAIN_VERSION, config.source_file.c_str(), runtime.size(), runtime.node_count(),
-              to_toml(config).c_str(), dry_run_report(config, model, runtime.size()).c_str(),
+              to_toml(config).c_str(),
+              dry_run_report(config, model, world_size > 0 ? world_size : runtime.size()).c_str(),
               format_bytes(available.bytes_per_rank).c_str(), available.source.c_str());
 }
 
@@ -69,11 +70,11 @@ void report_skipped_records(const std::map<std::string, std::uint64_t>& skipped)
 }  // namespace
 
 int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
-                 dist::Runtime& runtime) {
+                 dist::Runtime& runtime, int dry_run_world_size) {
   Config config;
   dist::agree(runtime, [&] { config = load_config(config_path, overrides); });
   if (dry_run) {
-    print_dry_run(config, runtime);
+    print_dry_run(config, runtime, dry_run_world_size);
     return 0;
   }
   set_up_logging(config, runtime);

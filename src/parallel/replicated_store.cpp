@@ -1,27 +1,61 @@
-// Replicated parameters with one gradient all-reduce per step (see replicated_store.hpp).
+// Replicated parameters, gradients all-reduced unit by unit during the last backward (see
+// replicated_store.hpp).
 #include "llmtrain/parallel/replicated_store.hpp"
 
 #include <cmath>
-#include <vector>
+
+#include "busy_clock.hpp"
+#include "reduction_queue.hpp"
 
 namespace llmtrain::parallel {
 
-ReplicatedStore::ReplicatedStore(const ModelConfig& config, dist::Collectives& comm) : units_(config), comm_(comm) {}
+struct ReplicatedStore::Clocks {
+  BusyClock reduce, exposed;
+};
+
+ReplicatedStore::ReplicatedStore(const ModelConfig& config, dist::Collectives& comm, const StoreOptions& options)
+    : units_(config),
+      world_(comm.size()),
+      comm_(comm.split(0, comm.rank())),
+      clocks_(std::make_unique<Clocks>()),
+      reductions_(std::make_unique<ReductionQueue>(options.max_inflight_reductions, options.comm_dtype, nullptr,
+                                                   comm_.get(), clocks_->reduce, clocks_->exposed)) {}
+
+ReplicatedStore::~ReplicatedStore() = default;
+
+void ReplicatedStore::zero_gradients() {
+  reductions_->wait_all();
+  units_.zero_grads();
+  last_micro_batch_ = true;
+}
+
+void ReplicatedStore::grad_ready(int unit) {
+  units_.grad_ready(unit);
+  if (!last_micro_batch_) return;
+  Kokkos::fence();
+  const Floats& g = units_.grads()[std::size_t(unit)].flat;
+  reductions_->set_trace(trace_);
+  reductions_->start(g, g, false, "all_reduce " + units_.grads()[std::size_t(unit)].layout.name);
+  reductions_->progress();
+}
+
+void ReplicatedStore::progress() { reductions_->progress(); }
 
 void ReplicatedStore::reduce_gradients() {
-  std::vector<dist::Request> pending;
-  for (auto& unit : units_.grads())
-    pending.push_back(comm_.all_reduce_sum(unit.flat.data(), unit.flat.size(), dist::DType::f32));
-  const float scale = 1.0f / float(comm_.size());
-  for (std::size_t u = 0; u < pending.size(); ++u) {
-    pending[u].wait();
-    float* g = units_.grads()[u].flat.data();
-    Kokkos::parallel_for("grad_mean", Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, units_.grads()[u].flat.size()),
-                         KOKKOS_LAMBDA(std::int64_t i) { g[i] *= scale; });
-  }
+  reductions_->wait_all();
+  for (auto& unit : units_.grads()) scale(unit.flat, 1.0f / float(world_));
+  Kokkos::fence();
 }
 
 // Every rank holds the same whole reduced gradient: its own sum of squares is the global one.
 double ReplicatedStore::grad_norm() { return std::sqrt(model::sum_of_squares(units_.grads())); }
+
+std::int64_t ReplicatedStore::shard_bytes() const {
+  std::int64_t bytes = 0;
+  for (auto& unit : const_cast<model::LocalUnits<float>&>(units_).params()) bytes += 4 * 4 * std::int64_t(unit.flat.size());
+  return bytes;
+}
+
+CommTimes ReplicatedStore::take_comm_times() { return {0.0, clocks_->reduce.take(), clocks_->exposed.take(), 0.0}; }
 
 }  // namespace llmtrain::parallel

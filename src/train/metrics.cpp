@@ -47,7 +47,10 @@ void MetricsLog::write_step(const StepMetrics& m) {
                         {"forward", m.forward_s},
                         {"backward", m.backward_s},
                         {"optimizer", m.optimizer_s},
-                        {"step", m.step_s}}}};
+                        {"step", m.step_s}}},
+                      {"mem", {{"shard_bytes", m.shard_bytes}, {"peak_bytes", m.peak_bytes}}},
+                      {"comm", {{"gather_s", m.gather_s}, {"reduce_s", m.reduce_s}, {"exposed_s", m.exposed_s},
+                                {"gather_wait_s", m.gather_wait_s}}}};
   out_ << j.dump() << '\n';
   out_.flush();
   LLMTRAIN_CHECK(out_.good(), "writing metrics.jsonl failed at step ", m.step);

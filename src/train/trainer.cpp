@@ -10,6 +10,7 @@
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/optim/grad_clip.hpp"
+#include "llmtrain/parallel/memory_tracker.hpp"
 
 namespace llmtrain::train {
 namespace {
@@ -43,6 +44,8 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   const model::GemmStats gemm_before = model::gemm_stats();
   const Stopwatch step_watch;
   StepMetrics m;
+  parallel::take_peak_bytes();
+  store_.take_comm_times();
   store_.zero_gradients();
   double sums[3] = {0, 0, 0};  // loss sum, counted targets, tokens: agreed over ranks below
   std::int64_t seq_len = 0;
@@ -50,6 +53,7 @@ StepMetrics Trainer::train_step(BatchSource& source) {
     const Stopwatch wait_watch;
     const Batch batch = source.next();
     m.data_wait_s += wait_watch.seconds();
+    store_.begin_micro_batch(micro + 1 == options_.grad_accum);
     const model::LossSum loss = model_.forward_backward(batch, 1.0 / double(options_.grad_accum));
     m.forward_s += model_.last_pass_times().forward_s;
     m.backward_s += model_.last_pass_times().backward_s;
@@ -74,6 +78,13 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   m.loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
   m.tokens = std::int64_t(sums[2]);
   m.step_s = step_watch.seconds();
+  m.shard_bytes = store_.shard_bytes();
+  m.peak_bytes = parallel::take_peak_bytes();
+  const parallel::CommTimes comm = store_.take_comm_times();
+  m.gather_s = comm.gather_s;
+  m.reduce_s = comm.reduce_s;
+  m.exposed_s = comm.exposed_s;
+  m.gather_wait_s = comm.gather_wait_s;
   m.tokens_per_s = double(m.tokens) / m.step_s;
   if (options_.peak_flops > 0) {
     const double model_flops = model_.config().train_flops(m.tokens, seq_len);

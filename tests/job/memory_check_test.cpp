@@ -67,7 +67,10 @@ TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
   model.d_ff = 128;
   const MemoryEstimate whole = estimate_memory(config, model, 2);
   EXPECT_EQ(whole.state_replicated, 16.0 * double(model.parameter_count()));
-  EXPECT_EQ(whole.state_sharded, whole.state_replicated / 2);
+  EXPECT_EQ(whole.fsdp_state, whole.state_replicated / 2);
+  EXPECT_GT(whole.fsdp_window, 0.0);
+  EXPECT_EQ(whole.total("replicated"), whole.data_parallel());
+  EXPECT_EQ(whole.total("fsdp"), whole.fsdp_state + whole.fsdp_window + whole.activations);
   config.train.recompute = "blocks";
   EXPECT_LT(estimate_memory(config, model, 2).activations, whole.activations);
 }

@@ -16,26 +16,6 @@ extern llmtrain::dist::Runtime* g_runtime;
 namespace llmtrain::train {
 namespace {
 
-// Rows [first, first + count) of each global batch of PatternSource(total rows).
-class RowSlice : public BatchSource {
- public:
-  RowSlice(std::int64_t total_rows, std::int64_t first, std::int64_t count)
-      : global_(total_rows, 16, 32, 99), first_(first), count_(count) {}
-  Batch next() override {
-    const Batch all = global_.next();
-    Batch b;
-    b.rows = count_;
-    b.seq_len = all.seq_len;
-    const auto width = all.row_width();
-    b.tokens.assign(all.tokens.begin() + first_ * width, all.tokens.begin() + (first_ + count_) * width);
-    return b;
-  }
-
- private:
-  testing::PatternSource global_;
-  std::int64_t first_, count_;
-};
-
 TrainOptions options() {
   TrainOptions o;
   o.steps = 6;
@@ -50,12 +30,12 @@ TEST(MultiRank, WRanksWithBatchBMatchOneRankWithBatchWb) {
   const std::int64_t b = 2;
   auto comm = dist::make_collectives("mpi", *g_runtime);
   testing::TrainingRun distributed(testing::tiny_model(), options(), *comm);
-  RowSlice mine(world * b, rank * b, b);
+  testing::RowSlice mine(world * b, rank * b, b);
   const auto history = distributed.trainer.run(mine);
 
   testing::SingleRankCollectives alone;
   testing::TrainingRun reference(testing::tiny_model(), options(), alone);
-  RowSlice everything(world * b, 0, world * b);
+  testing::RowSlice everything(world * b, 0, world * b);
   const auto expected = reference.trainer.run(everything);
 
   ASSERT_EQ(history.size(), expected.size());
@@ -82,7 +62,7 @@ TEST(MultiRank, AStopSignalOnOneRankStopsAllRanksAfterTheSameStep) {
   const int world = g_runtime->size(), rank = g_runtime->rank();
   auto comm = dist::make_collectives("mpi", *g_runtime);
   testing::TrainingRun run(testing::tiny_model(), options(), *comm);
-  RowSlice mine(world * 2, rank * 2, 2);
+  testing::RowSlice mine(world * 2, rank * 2, 2);
   run.trainer.train_step(mine);
   if (rank == 0) request_stop();
   const auto history = run.trainer.run(mine);

@@ -10,9 +10,10 @@
 #include "llmtrain/core/batch.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/model/local_units.hpp"
 #include "llmtrain/model/model.hpp"
 #include "llmtrain/optim/adamw.hpp"
-#include "llmtrain/parallel/replicated_store.hpp"
+#include "llmtrain/parallel/store_options.hpp"
 #include "llmtrain/train/hooks.hpp"
 #include "llmtrain/train/trainer.hpp"
 
@@ -82,18 +83,41 @@ class PatternSource : public BatchSource {
   std::mt19937_64 rng_;
 };
 
-// What the job builds around a trainer, for tests: a replicated store, the model over it, AdamW over its
+// Rows [first, first + count) of each global batch of PatternSource(total rows).
+class RowSlice : public BatchSource {
+ public:
+  RowSlice(std::int64_t total_rows, std::int64_t first, std::int64_t count)
+      : global_(total_rows, 16, 32, 99), first_(first), count_(count) {}
+  Batch next() override {
+    const Batch all = global_.next();
+    Batch b;
+    b.rows = count_;
+    b.seq_len = all.seq_len;
+    const auto width = all.row_width();
+    b.tokens.assign(all.tokens.begin() + first_ * width, all.tokens.begin() + (first_ + count_) * width);
+    return b;
+  }
+
+ private:
+  PatternSource global_;
+  std::int64_t first_, count_;
+};
+
+// What the job builds around a trainer, for tests: the store of `store_options` (replicated by default), the model over it, AdamW over its
 // ranges, the trainer and the stop agreement hook.
 struct TrainingRun {
   TrainingRun(const ModelConfig& config, const train::TrainOptions& options, dist::Collectives& comm,
-              const std::string& recompute = "none", const optim::AdamWOptions& adamw = {})
-      : store(config, comm),
+              const std::string& recompute = "none", const optim::AdamWOptions& adamw = {},
+              const parallel::StoreOptions& store_options = {})
+      : store_ptr(parallel::make_store(config, store_options, comm)),
+        store(*store_ptr),
         model(config, model::parse_recompute(recompute), store),
         optimizer(store.param_shards(), adamw),
         trainer(options, model, store, optimizer, comm) {
     trainer.add_hook(stop);
   }
-  parallel::ReplicatedStore store;
+  std::unique_ptr<parallel::ParamStore> store_ptr;
+  parallel::ParamStore& store;
   model::Model<float> model;
   optim::AdamW optimizer;
   train::Trainer trainer;

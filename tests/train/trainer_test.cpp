@@ -14,6 +14,7 @@
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/stop_signal.hpp"
+#include "llmtrain/parallel/memory_tracker.hpp"
 #include "llmtrain/train/hooks.hpp"
 #include "llmtrain/train/trainer.hpp"
 #include "test_sources.hpp"
@@ -79,7 +80,10 @@ TEST(Trainer, WritesOneMetricsLinePerStepAndEvaluates) {
   const auto dir = std::filesystem::temp_directory_path() / "llmtrain_trainer_test";
   std::filesystem::remove_all(dir);
   SingleRankCollectives comm;
+  parallel::track_memory();
   TrainingRun run(tiny_model(), options(4), comm);
+  std::int64_t params = 0;
+  for (const auto& unit : run.store.param_shards()) params += std::int64_t(unit.flat.size());
   PatternSource train(2, 16, 32, 1), eval(2, 16, 32, 2);
   MetricsLog log(dir.string());
   log.start(0);
@@ -99,6 +103,11 @@ TEST(Trainer, WritesOneMetricsLinePerStepAndEvaluates) {
       for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "mfu"}) EXPECT_TRUE(j.contains(key)) << key;
       for (const char* key : {"data_wait", "forward", "backward", "optimizer"}) EXPECT_TRUE(j["time_s"].contains(key));
       EXPECT_EQ(j["tokens"], 32);
+      // Replicated: parameters, gradients and two moments of every parameter, 4 bytes each; the peak holds
+      // them and the activations.
+      EXPECT_EQ(j["mem"]["shard_bytes"], 16 * params);
+      EXPECT_GT(j["mem"]["peak_bytes"].get<std::int64_t>(), 16 * params);
+      for (const char* key : {"gather_s", "reduce_s", "exposed_s"}) EXPECT_GE(j["comm"][key].get<double>(), 0.0) << key;
     } else {
       ++eval_lines;
       EXPECT_GT(j["eval_perplexity"].get<double>(), 1.0);

@@ -74,6 +74,12 @@ struct TrainConfig {
 struct ParallelConfig {
   std::string backend;
   std::int64_t progress_us;
+  std::string strategy;
+  std::int64_t shard_group_size;
+  std::int64_t max_inflight_units;
+  std::int64_t max_inflight_reductions;
+  bool reshard_after_forward;
+  std::string comm_dtype;
 };
 
 struct LogConfig {
@@ -81,6 +87,7 @@ struct LogConfig {
   bool per_rank;
   std::string dir;
   std::int64_t every_steps;
+  bool trace;
   bool provenance;
 };
 

@@ -7,6 +7,13 @@
 #include <cstdint>
 #include <cstring>
 
+// The bf16 conversions also run inside device kernels (the FSDP store's wire buffers).
+#if defined(__CUDACC__)
+#define LLMTRAIN_HOST_DEVICE __host__ __device__
+#else
+#define LLMTRAIN_HOST_DEVICE
+#endif
+
 namespace llmtrain::dist {
 
 enum class DType { f32, bf16, f64, i64 };
@@ -31,7 +38,7 @@ inline const char* dtype_name(DType type) {
   return "unknown";
 }
 
-inline float bf16_to_float(std::uint16_t value) {
+LLMTRAIN_HOST_DEVICE inline float bf16_to_float(std::uint16_t value) {
   const std::uint32_t bits = std::uint32_t(value) << 16;
   float out;
   std::memcpy(&out, &bits, sizeof out);
@@ -40,7 +47,7 @@ inline float bf16_to_float(std::uint16_t value) {
 
 // Round to nearest, ties to even. A NaN stays a NaN (quiet, same sign): plain rounding would carry a
 // payload held only in the low 16 bits into the exponent and turn it into an infinity.
-inline std::uint16_t bf16_from_float(float value) {
+LLMTRAIN_HOST_DEVICE inline std::uint16_t bf16_from_float(float value) {
   std::uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((bits >> 16) | 0x0040u);

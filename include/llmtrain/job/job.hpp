@@ -60,9 +60,10 @@ class Job {
 };
 
 // `llmtrain input.toml` after argument parsing: loads the configuration with its --set overrides (agreed),
-// prints the dry-run report or sets up logging, builds the job and trains. Returns the exit status. The
-// caller installs the stop-signal handlers first (core/stop_signal.hpp), before MPI starts.
+// prints the dry-run report (for dry_run_world_size ranks; 0: this job's) or sets up logging, builds the job
+// and trains. Returns the exit status. The caller installs the stop-signal handlers first
+// (core/stop_signal.hpp), before MPI starts.
 int run_llmtrain(const std::string& config_path, const std::vector<std::string>& overrides, bool dry_run,
-                 dist::Runtime& runtime);
+                 dist::Runtime& runtime, int dry_run_world_size = 0);
 
 }  // namespace llmtrain::job

@@ -8,6 +8,7 @@
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/optim/adamw.hpp"
+#include "llmtrain/parallel/store_options.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "llmtrain/train/trainer.hpp"
 
@@ -23,6 +24,9 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
                                    const tokenizer::Tokenizer& tokenizer, int local_ranks = 1);
 
 optim::AdamWOptions adamw_options(const Config& config);
+
+// parallel.*: the strategy and its window. Checks that hsdp's shard_group_size divides `world_size`.
+parallel::StoreOptions store_options(const Config& config, int world_size);
 
 // peak_flops: the per-rank flop/s MFU is reported against (0: no MFU).
 train::TrainOptions train_options(const Config& config, double peak_flops);

@@ -7,13 +7,20 @@
 // those ranges and a checkpoint writes them as hyperslabs of the global tensors.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "llmtrain/model/param_units.hpp"
 #include "llmtrain/model/unit_access.hpp"
+#include "llmtrain/parallel/trace.hpp"
 
 namespace llmtrain::parallel {
+
+struct CommTimes {
+  double gather_s = 0, reduce_s = 0, exposed_s = 0;
+  double gather_wait_s = 0;  // the part of exposed_s spent waiting for gathers
+};
 
 class ParamStore : public model::UnitAccess<float> {
  public:
@@ -25,10 +32,28 @@ class ParamStore : public model::UnitAccess<float> {
 
   // Before the first micro-batch of a step.
   virtual void zero_gradients() = 0;
+  // Before each micro-batch's forward_backward: whether it is the step's last (the replicated store
+  // reduces only the last one's accumulated gradient; a sharded store reduces every micro-batch).
+  virtual void begin_micro_batch(bool last) = 0;
+  // Drives this store's collectives in flight and issues what the window allows; compute calls it through
+  // the progress poller (core/progress.hpp).
+  virtual void progress() = 0;
   // Collective, after the last micro-batch's backward: grad_shards() hold the mean over the ranks.
   virtual void reduce_gradients() = 0;
   // Collective: the L2 norm of the whole reduced gradient (every element counted once).
   virtual double grad_norm() = 0;
+
+  // Bytes this rank keeps between steps: parameters, gradients and the two AdamW moments of its ranges.
+  virtual std::int64_t shard_bytes() const = 0;
+  // Seconds spent since the last call (then reset): with a gather / a reduction in flight, and compute
+  // blocked waiting for one.
+  virtual CommTimes take_comm_times() = 0;
+  // Records compute and communication spans into `trace` from now on (null: stop). It must outlive the
+  // store or be unset first.
+  void set_trace(Trace* trace) { trace_ = trace; }
+
+ protected:
+  Trace* trace_ = nullptr;
 };
 
 }  // namespace llmtrain::parallel

@@ -1,35 +1,52 @@
-// The replicated strategy: every rank holds every unit whole (model::LocalUnits), the access hooks do
-// nothing, and the gradients are all-reduced (mean) once per step. The FSDP store implements the same
-// interface with sharded units.
+// The replicated strategy: every rank holds every unit whole (model::LocalUnits) and acquire / release do
+// nothing. Gradients accumulate over the step's micro-batches in the whole buffers; during the last
+// micro-batch's backward, grad_ready(u) starts u's all-reduce, so the reductions overlap the rest of
+// backward (as PyTorch DDP does), at most R (parallel.max_inflight_reductions) at once.
 #pragma once
+
+#include <memory>
 
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/model/local_units.hpp"
 #include "llmtrain/parallel/param_store.hpp"
+#include "llmtrain/parallel/store_options.hpp"
 
 namespace llmtrain::parallel {
 
+class ReductionQueue;
+
 class ReplicatedStore final : public ParamStore {
  public:
-  // `comm` spans the data-parallel ranks and must outlive the store.
-  ReplicatedStore(const ModelConfig& config, dist::Collectives& comm);
+  // `comm` spans the data-parallel ranks and must outlive the store. Uses options.max_inflight_reductions
+  // and options.comm_dtype.
+  ReplicatedStore(const ModelConfig& config, dist::Collectives& comm, const StoreOptions& options = {});
+  ~ReplicatedStore() override;
 
   std::string strategy() const override { return "replicated"; }
   std::vector<model::ParamUnit<float>>& param_shards() override { return units_.params(); }
   std::vector<model::ParamUnit<float>>& grad_shards() override { return units_.grads(); }
-  void zero_gradients() override { units_.zero_grads(); }
+  void zero_gradients() override;
+  void begin_micro_batch(bool last) override { last_micro_batch_ = last; }
+  void progress() override;
   void reduce_gradients() override;
   double grad_norm() override;
+  std::int64_t shard_bytes() const override;
+  CommTimes take_comm_times() override;
 
   const float* acquire(int unit) override { return units_.acquire(unit); }
   void release(int unit) override { units_.release(unit); }
   float* gradient(int unit) override { return units_.gradient(unit); }
-  void grad_ready(int unit) override { units_.grad_ready(unit); }
+  void grad_ready(int unit) override;
 
  private:
+  struct Clocks;
   model::LocalUnits<float> units_;
-  dist::Collectives& comm_;
+  int world_;
+  std::unique_ptr<dist::Collectives> comm_;
+  std::unique_ptr<Clocks> clocks_;
+  std::unique_ptr<ReductionQueue> reductions_;
+  bool last_micro_batch_ = true;
 };
 
 }  // namespace llmtrain::parallel

@@ -17,6 +17,11 @@ struct StepMetrics {
   std::int64_t tokens = 0;        // tokens of this step, all ranks
   double data_wait_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;  // incl. all-reduce in optimizer
   double step_s = 0;
+  // This rank's: parameter + gradient + AdamW bytes of its ranges, peak bytes of all Kokkos allocations in
+  // the step (parallel/memory_tracker.hpp), and seconds with a gather / a reduction in flight and with
+  // compute blocked waiting for one (gather_wait_s: for a gather).
+  std::int64_t shard_bytes = 0, peak_bytes = 0;
+  double gather_s = 0, reduce_s = 0, exposed_s = 0, gather_wait_s = 0;
 };
 
 // Writes JSON lines to <run_dir>/metrics.jsonl, which holds the current run only (run_files.hpp); prints

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The FSDP study of perf/RESULTS.md: two ranks, one core each, replicated vs FSDP and the gather window
+# K = 1, 2, 4 (with and without progress polling), on loopback TCP and across a 1 Gbit/s tc-tbf link
+# between two network namespaces (perf/netns/netns.sh; needs root).
+#
+# Usage: perf/fsdp_bench.sh BUILD_DIR [STEPS]
+# Environment: NETNS_SH (default perf/netns/netns.sh), NETNS_PREFIX / NETNS_SUBNET (default fsb / 10.79.0,
+# so the study runs beside other harnesses), BENCH_ARGS (extra fsdp_bench options, e.g. "--layers 4").
+set -euo pipefail
+build=${1:?usage: fsdp_bench.sh BUILD_DIR [STEPS]}
+steps=${2:-4}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench=$(cd "$build" && pwd)/bin/fsdp_bench
+netns=${NETNS_SH:-$here/netns/netns.sh}
+export NETNS_PREFIX=${NETNS_PREFIX:-fsb} NETNS_SUBNET=${NETNS_SUBNET:-10.79.0}
+[ -x "$bench" ] || { echo "fsdp_bench.sh: $bench not built (cmake --build $build --target fsdp_bench)" >&2; exit 2; }
+[ -x "$netns" ] || { echo "fsdp_bench.sh: no namespace harness at $netns (set NETNS_SH)" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+configs=("--strategy replicated" "--strategy fsdp --k 1" "--strategy fsdp --k 2" "--strategy fsdp --k 4"
+         "--strategy fsdp --k 2 --progress-us 0")
+run_all() {  # $1: label; the rest: how to start mpirun
+  local label=$1; shift
+  for c in "${configs[@]}"; do
+    # shellcheck disable=SC2086
+    echo "$label | $("$@" -np 2 --bind-to core "$bench" $c --steps "$steps" ${BENCH_ARGS:-} | tail -1)"
+  done
+}
+
+echo "# $(lscpu | grep 'Model name' | sed 's/  */ /g'); $(nproc) cores; $(date -u +%FT%TZ)"
+run_all loopback mpirun --mca btl tcp,self --mca pml ob1
+trap '"$netns" down >/dev/null' EXIT
+"$netns" up 2 1gbit >/dev/null
+run_all 1gbit "$netns" mpirun

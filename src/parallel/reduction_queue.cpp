@@ -1,0 +1,87 @@
+// Gradient reductions in flight (see reduction_queue.hpp).
+#include "reduction_queue.hpp"
+
+#include "llmtrain/core/error.hpp"
+
+namespace llmtrain::parallel {
+
+ReductionQueue::ReductionQueue(int max_inflight, dist::DType wire, dist::Collectives* shards,
+                               dist::Collectives* replicas, BusyClock& busy, BusyClock& exposed)
+    : max_inflight_(max_inflight), wire_(wire), shards_(shards), replicas_(replicas), busy_(busy), exposed_(exposed) {
+  LLMTRAIN_CHECK(max_inflight >= 1, "parallel.max_inflight_reductions must be at least 1, got ", max_inflight);
+  LLMTRAIN_CHECK(shards || replicas, "a reduction needs a shard group or a replica group");
+}
+
+void ReductionQueue::wait_exposed(int until) {
+  if (int(queue_.size()) <= until) return;
+  const double begin = trace_ ? trace_->now_us() : 0;
+  exposed_.set(true);
+  while (int(queue_.size()) > until) advance_front();
+  exposed_.set(false);
+  if (trace_) trace_->span(Trace::compute, "wait: reductions", begin, trace_->now_us());
+}
+
+void ReductionQueue::start(Floats full, Floats into, bool accumulate, const std::string& label) {
+  wait_exposed(max_inflight_ - 1);
+  Reduction r;
+  r.label = label;
+  if (trace_) r.begin_us = trace_->now_us();
+  r.into = into;
+  r.accumulate = accumulate;
+  const bool bf16 = wire_ == dist::DType::bf16;
+  if (bf16) r.full_wire = to_bf16(full, "grad_wire");
+  else r.full = full;  // the bf16 path drops the fp32 buffer here: it is no longer needed
+  Kokkos::fence();
+  if (shards_) {
+    const std::size_t chunk = full.size() / std::size_t(shards_->size());
+    if (bf16) {
+      r.chunk_wire = Wire16(Kokkos::view_alloc(Kokkos::WithoutInitializing, "grad_chunk_wire"), chunk);
+      r.request = shards_->reduce_scatter_sum(r.full_wire.data(), r.chunk_wire.data(), chunk, wire_);
+    } else {
+      r.chunk = uninitialised_floats("grad_chunk", std::int64_t(chunk));
+      r.request = shards_->reduce_scatter_sum(r.full.data(), r.chunk.data(), chunk, wire_);
+    }
+  } else {
+    r.second_stage = true;
+    if (bf16) r.request = replicas_->all_reduce_sum(r.full_wire.data(), r.full_wire.size(), wire_);
+    else r.request = replicas_->all_reduce_sum(r.full.data(), r.full.size(), wire_);
+  }
+  queue_.push_back(std::move(r));
+  busy_.set(true);
+}
+
+void ReductionQueue::advance_front() {
+  Reduction& r = queue_.front();
+  r.request.wait();
+  if (!r.second_stage && replicas_) {
+    r.second_stage = true;
+    if (wire_ == dist::DType::bf16) r.request = replicas_->all_reduce_sum(r.chunk_wire.data(), r.chunk_wire.size(), wire_);
+    else r.request = replicas_->all_reduce_sum(r.chunk.data(), r.chunk.size(), wire_);
+    return;
+  }
+  finish(r);
+  queue_.pop_front();
+  busy_.set(!queue_.empty());
+}
+
+void ReductionQueue::finish(Reduction& r) {
+  if (shards_) {
+    if (wire_ == dist::DType::bf16) from_bf16(r.chunk_wire, r.into, r.accumulate);
+    else if (r.accumulate) add_into(r.chunk, r.into);
+    else Kokkos::deep_copy(r.into, r.chunk);
+  } else if (wire_ == dist::DType::bf16) {
+    from_bf16(r.full_wire, r.into, r.accumulate);
+  } else {
+    LLMTRAIN_CHECK(!r.accumulate && r.into.data() == r.full.data(), "an all-reduce without a shard group is in place");
+  }
+  Kokkos::fence();
+  if (trace_) trace_->span(Trace::communication, r.label, r.begin_us, trace_->now_us());
+}
+
+void ReductionQueue::progress() {
+  while (!queue_.empty() && queue_.front().request.test()) advance_front();
+}
+
+void ReductionQueue::wait_all() { wait_exposed(0); }
+
+}  // namespace llmtrain::parallel
