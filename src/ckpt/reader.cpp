@@ -100,6 +100,7 @@ class Reader::Impl {
 
   // Collective: every rank reads its own [begin, end) of `d` into out (may be empty).
   void read_range(Dataset& d, const std::string& name, std::uint64_t begin, std::uint64_t end, void* out) {
+    if (d.elements == 0) return;  // nothing stored, no transfer (the same on every rank)
     const hsize_t count = std::max<hsize_t>(1, end - begin);
     h5::Handle memory(H5Screate_simple(1, &count, nullptr), H5Sclose);
     hsize_t dummy = 0;

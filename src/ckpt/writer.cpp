@@ -219,6 +219,7 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
     agree.local(space.ok() && dset.ok() && write_attribute(dset.get(), "checksum", H5T_NATIVE_UINT64, &sums[i]),
                 cat(tmp, ": creating ", p.name));
     agree.check();
+    if (p.elements() == 0) continue;  // nothing stored (an empty loader state): no transfer
     const hsize_t count = std::max<hsize_t>(1, p.end - p.begin);
     h5::Handle memory(H5Screate_simple(1, &count, nullptr), H5Sclose);
     const bool selected = memory.ok() && h5::select_flat_range(space.get(), p.shape, p.begin, p.end) >= 0 &&
