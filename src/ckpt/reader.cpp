@@ -141,7 +141,7 @@ class Reader::Impl {
   h5::Handle fapl_, dxpl_, file_;
 };
 
-Reader::Reader(const std::string& path, MPI_Comm comm) : path_(path), impl_(std::make_unique<Impl>(path, comm)) {
+Reader::Reader(const std::string& path, MPI_Comm comm) : path_(path), comm_(comm), impl_(std::make_unique<Impl>(path, comm)) {
   impl_->open();
   metadata_ = impl_->read_metadata();
 }
@@ -231,6 +231,15 @@ std::vector<std::uint64_t> Reader::rng() {
   auto d = impl_->open_dataset("/rng");
   std::vector<std::uint64_t> values(d.elements);
   impl_->read_range(d, "/rng", 0, values.size(), values.data());
+  return values;
+}
+
+std::vector<float> Reader::read_tensor(const std::string& name, std::vector<std::uint64_t>& shape) {
+  auto d = impl_->open_dataset(name);
+  LLMTRAIN_CHECK(d.type == ElementType::f32, path_, ": dataset ", name, " is not fp32");
+  shape.assign(d.shape.begin(), d.shape.end());
+  std::vector<float> values(d.elements);
+  impl_->read_range(d, name, 0, values.size(), values.data());
   return values;
 }
 

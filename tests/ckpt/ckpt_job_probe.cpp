@@ -99,10 +99,12 @@ int audit(const fs::path& run_dir, const std::string& config_path, dist::Runtime
   for (const auto& entry : fs::directory_iterator(run_dir)) {
     if (entry.path().filename().string().rfind("provenance.rank", 0) != 0) continue;
     std::ifstream in(entry.path());
-    for (std::string line; std::getline(in, line); ++lines)
-      for (const auto& span : nlohmann::json::parse(line)["spans"])
+    for (std::string line; std::getline(in, line); ++lines) {
+      const auto row = nlohmann::json::parse(line);
+      for (const auto& span : row["spans"])
         if (span[3].get<std::uint32_t>() == 0)
           docs[{span[1].get<std::string>(), span[2].get<std::uint64_t>()}].push_back({span[4], span[5]});
+    }
   }
   // Every document's length in epoch 0, from one fresh loader on one rank.
   const auto encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));

@@ -82,6 +82,7 @@ class Reader {
   Reader& operator=(const Reader&) = delete;
 
   const std::string& path() const { return path_; }
+  MPI_Comm comm() const { return comm_; }
   const Metadata& metadata() const { return metadata_; }
   std::vector<DatasetInfo> datasets();
   // Recomputes every dataset's checksum (each rank reads 1/W of each); throws naming the first that differs.
@@ -93,10 +94,13 @@ class Reader {
   // Every saved rank's loader blob ("train" or "eval"; empty when the checkpoint has none).
   std::vector<std::string> loader_states(const std::string& which);
   std::vector<std::uint64_t> rng();
+  // A whole fp32 dataset on every rank, with its shape (for exports).
+  std::vector<float> read_tensor(const std::string& name, std::vector<std::uint64_t>& shape);
 
  private:
   class Impl;
   std::string path_;
+  MPI_Comm comm_;
   Metadata metadata_;
   std::unique_ptr<Impl> impl_;
 };
