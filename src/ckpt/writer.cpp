@@ -101,7 +101,10 @@ bool write_metadata(hid_t file, const Metadata& m) {
 void check_free_space(const std::string& dir, const std::vector<Piece>& pieces, std::int64_t alignment,
                       h5::Agreement& agreement) {
   std::uint64_t need = 1 << 20;
-  for (const auto& p : pieces) need += p.elements() * element_size(p.type) + std::uint64_t(std::max<std::int64_t>(alignment, 0));
+  for (const auto& p : pieces) {
+    const std::uint64_t bytes = p.elements() * element_size(p.type);
+    need += bytes + (alignment > 1 && bytes >= std::uint64_t(alignment / 2) ? std::uint64_t(alignment) : 0);
+  }
   struct statvfs fs {};
   if (statvfs(dir.c_str(), &fs) != 0)
     agreement.fail_locally(cat(dir, ": cannot read the free space: ", std::strerror(errno)));
@@ -194,6 +197,9 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
   precheck.check();
 
   h5::init();
+  // A file size limit (ulimit -f, common on batch systems) must fail the write with EFBIG, reported like any
+  // other write error, rather than kill the rank with SIGXFSZ and leave the others waiting.
+  std::signal(SIGXFSZ, SIG_IGN);
   h5::Agreement agree(comm, true);
   h5::Handle fapl = h5::file_access(comm, options.alignment, options.file_locking);
   h5::Handle dxpl = h5::collective_transfer();

@@ -3,8 +3,12 @@
 //                        resuming from that checkpoint for steps 11..20 (a crash after step 20's metrics but
 //                        before its checkpoint), in one process: the same losses (bit for bit), parameters and
 //                        next batch; metrics.jsonl of the resumed run holds steps 1..20 once each.
+//   flip FILE DATASET    flips one bit of the dataset's stored data (serial HDF5 finds where it is), for the
+//                        fault tests;
 //   audit RUN_DIR CONFIG the provenance of every training run that wrote to RUN_DIR (a chain of resumes on
 //                        different rank counts) covers every token of epoch 0 exactly once.
+#include <hdf5.h>
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -137,14 +141,35 @@ int audit(const fs::path& run_dir, const std::string& config_path, dist::Runtime
   return problems == 0 ? 0 : 1;
 }
 
+int flip(const std::string& file, const std::string& dataset) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = f < 0 ? -1 : H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  const haddr_t offset = d < 0 ? HADDR_UNDEF : H5Dget_offset(d);
+  if (d >= 0) H5Dclose(d);
+  if (f >= 0) H5Fclose(f);
+  LLMTRAIN_CHECK(offset != HADDR_UNDEF, file, ": no stored data for ", dataset);
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  char byte = 0;
+  io.seekg(std::streamoff(offset + 5));
+  io.read(&byte, 1);
+  byte = char(byte ^ 0x04);
+  io.seekp(std::streamoff(offset + 5));
+  io.write(&byte, 1);
+  LLMTRAIN_CHECK(io.good(), file, ": cannot write");
+  std::printf("flipped a bit at byte %llu of %s (inside %s)\n", (unsigned long long)(offset + 5), file.c_str(), dataset.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4 || (std::string(argv[1]) != "bitwise" && std::string(argv[1]) != "audit")) {
-    std::fprintf(stderr, "usage: ckpt_job_probe bitwise WORK CONFIG | audit RUN_DIR CONFIG\n");
+  const std::string mode = argc == 4 ? argv[1] : "";
+  if (mode != "bitwise" && mode != "audit" && mode != "flip") {
+    std::fprintf(stderr, "usage: ckpt_job_probe bitwise WORK CONFIG | audit RUN_DIR CONFIG | flip FILE DATASET\n");
     return 2;
   }
-  const std::string mode = argv[1], dir = argv[2], config = argv[3];
+  const std::string dir = argv[2], config = argv[3];
+  if (mode == "flip") return flip(dir, config);
   return dist::run_spmd(argc, argv, [&](dist::Runtime& runtime) {
     if (mode == "audit") return audit(dir, config, runtime);
     if (runtime.rank() == 0) fs::remove_all(dir);
