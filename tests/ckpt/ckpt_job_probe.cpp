@@ -5,6 +5,9 @@
 //                        next batch; metrics.jsonl of the resumed run holds steps 1..20 once each.
 //   flip FILE DATASET    flips one bit of the dataset's stored data (serial HDF5 finds where it is), for the
 //                        fault tests;
+//   logits CKPT CONFIG   resumes a job from CKPT and writes the logits of a fixed token sequence to CKPT.logits
+//                        (int64 n, int64 vocab, int32 tokens[n], float logits[n][vocab]): the reference for
+//                        the transformers check of the safetensors export;
 //   audit RUN_DIR CONFIG the provenance of every training run that wrote to RUN_DIR (a chain of resumes on
 //                        different rank counts) covers every token of epoch 0 exactly once.
 #include <hdf5.h>
@@ -160,18 +163,46 @@ int flip(const std::string& file, const std::string& dataset) {
   return 0;
 }
 
+int logits(const std::string& ckpt_path, const std::string& config_path, dist::Runtime& runtime) {
+  Config config = load_config(config_path);
+  config.checkpoint.resume = ckpt_path;
+  config.checkpoint.dir.clear();
+  config.train.run_dir = ckpt_path + ".run";
+  Kokkos::ScopeGuard kokkos;
+  job::Job job(config, runtime, 1e11);
+  const std::int64_t n = config.data.seq_len, vocab = job.model_config().vocab_size;
+  Batch batch;
+  batch.rows = 1;
+  batch.seq_len = n;
+  for (std::int64_t i = 0; i <= n; ++i) batch.tokens.push_back(TokenId((i * 7919 + 11) % vocab));
+  batch.doc_index.assign(batch.tokens.size(), 0);
+  const std::vector<float> values = job.trainer().model().logits(batch);
+  if (runtime.rank() == 0) {
+    std::ofstream out(ckpt_path + ".logits", std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&n), 8);
+    out.write(reinterpret_cast<const char*>(&vocab), 8);
+    out.write(reinterpret_cast<const char*>(batch.tokens.data()), std::streamsize(n * sizeof(TokenId)));
+    out.write(reinterpret_cast<const char*>(values.data()), std::streamsize(values.size() * sizeof(float)));
+    LLMTRAIN_CHECK(out.good() && std::int64_t(values.size()) == n * vocab, ckpt_path, ".logits: cannot write");
+    std::printf("wrote %s.logits: %lld positions x %lld logits\nPASS\n", ckpt_path.c_str(), (long long)n, (long long)vocab);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 4 ? argv[1] : "";
-  if (mode != "bitwise" && mode != "audit" && mode != "flip") {
-    std::fprintf(stderr, "usage: ckpt_job_probe bitwise WORK CONFIG | audit RUN_DIR CONFIG | flip FILE DATASET\n");
+  if (mode != "bitwise" && mode != "audit" && mode != "flip" && mode != "logits") {
+    std::fprintf(stderr, "usage: ckpt_job_probe bitwise WORK CONFIG | audit RUN_DIR CONFIG | flip FILE DATASET | "
+                         "logits CKPT CONFIG\n");
     return 2;
   }
   const std::string dir = argv[2], config = argv[3];
   if (mode == "flip") return flip(dir, config);
   return dist::run_spmd(argc, argv, [&](dist::Runtime& runtime) {
     if (mode == "audit") return audit(dir, config, runtime);
+    if (mode == "logits") return logits(dir, config, runtime);
     if (runtime.rank() == 0) fs::remove_all(dir);
     runtime.barrier();
     return bitwise(dir, config, runtime);
