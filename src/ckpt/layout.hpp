@@ -47,17 +47,26 @@ inline hid_t memory_type(ElementType t) {
 }
 
 // Sum over elements [first_index, first_index + count) held at `data`, modulo 2^64: element i contributes
-// mix64(mix64(i) ^ bits of its value), so slices computed anywhere add up to the dataset's checksum.
-inline std::uint64_t checksum(const void* data, ElementType t, std::uint64_t first_index, std::uint64_t count) {
-  const std::size_t size = element_size(t);
-  const auto* bytes = static_cast<const unsigned char*>(data);
+// mix64(i * golden ^ bits of its value) (two bijections, so any change of one element changes its term), and
+// slices computed anywhere add up to the dataset's checksum.
+template <typename Bits>
+std::uint64_t checksum_of(const unsigned char* bytes, std::uint64_t first_index, std::uint64_t count) {
   std::uint64_t sum = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, bytes + i * size, size);  // little-endian hosts: the value's bits, zero-extended
-    sum += mix64(mix64(first_index + i) ^ bits);
+    Bits bits;
+    std::memcpy(&bits, bytes + i * sizeof(Bits), sizeof(Bits));  // little-endian: the value's bits
+    sum += mix64(((first_index + i) * 0x9e3779b97f4a7c15ULL) ^ std::uint64_t(bits));
   }
   return sum;
+}
+
+inline std::uint64_t checksum(const void* data, ElementType t, std::uint64_t first_index, std::uint64_t count) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  switch (element_size(t)) {
+    case 1: return checksum_of<std::uint8_t>(bytes, first_index, count);
+    case 4: return checksum_of<std::uint32_t>(bytes, first_index, count);
+    default: return checksum_of<std::uint64_t>(bytes, first_index, count);
+  }
 }
 
 inline std::string tensor_dataset(const std::string& group, const std::string& unit, const std::string& tensor,

@@ -181,11 +181,6 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
   add_loader(pieces, "eval", c.eval_loader, eval_joined, eval_offsets, rank);
   pieces.push_back({"/rng", ElementType::u64, {hsize_t(c.rng.size())}, 0, rank == 0 ? c.rng.size() : 0, c.rng.data()});
 
-  std::vector<std::uint64_t> sums(pieces.size());
-  for (std::size_t i = 0; i < pieces.size(); ++i)
-    sums[i] = checksum(pieces[i].data, pieces[i].type, pieces[i].begin, pieces[i].end - pieces[i].begin);
-  MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm);
-
   const std::string tmp = path + ".tmp";
   const std::string dir = std::filesystem::path(path).parent_path().string();
   h5::Agreement precheck(comm, false);
@@ -216,14 +211,28 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
   agree.local(write_metadata(file.get(), c.metadata), cat(tmp, ": writing the attributes"));
   agree.check();
 
+  // The checksums are computed beside the writes (a thread that calls neither MPI nor HDF5) and stored once
+  // the data is written: the hashing costs no time when a core is free.
+  std::vector<std::uint64_t> sums(pieces.size());
+  std::thread summer([&] {
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      sums[i] = checksum(pieces[i].data, pieces[i].type, pieces[i].begin, pieces[i].end - pieces[i].begin);
+  });
+  struct JoinAtExit {
+    std::thread& t;
+    ~JoinAtExit() {
+      if (t.joinable()) t.join();
+    }
+  } join_summer{summer};
+  std::vector<h5::Handle> datasets;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const Piece& p = pieces[i];
     h5::Handle space(H5Screate_simple(int(p.shape.size()), p.shape.data(), nullptr), H5Sclose);
-    h5::Handle dset(H5Dcreate2(file.get(), p.name.c_str(), file_type(p.type), space.get(), lcpl.get(), dcpl.get(),
-                               H5P_DEFAULT),
-                    H5Dclose);
-    agree.local(space.ok() && dset.ok() && write_attribute(dset.get(), "checksum", H5T_NATIVE_UINT64, &sums[i]),
-                cat(tmp, ": creating ", p.name));
+    datasets.emplace_back(H5Dcreate2(file.get(), p.name.c_str(), file_type(p.type), space.get(), lcpl.get(),
+                                     dcpl.get(), H5P_DEFAULT),
+                          H5Dclose);
+    const h5::Handle& dset = datasets.back();
+    agree.local(space.ok() && dset.ok(), cat(tmp, ": creating ", p.name));
     agree.check();
     if (p.elements() == 0) continue;  // nothing stored (an empty loader state): no transfer
     const hsize_t count = std::max<hsize_t>(1, p.end - p.begin);
@@ -236,6 +245,13 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
     if (i == 0) maybe_inject_fault(rank);
     agree.check();
   }
+  summer.join();
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm);
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    agree.local(write_attribute(datasets[i].get(), "checksum", H5T_NATIVE_UINT64, &sums[i]),
+                cat(tmp, ": writing the checksum of ", pieces[i].name));
+  agree.check();
+  datasets.clear();
   dcpl.reset(), lcpl.reset(), dxpl.reset(), fapl.reset();
   agree.local(H5Fclose(file.get()) >= 0, cat(tmp, ": closing"));
   file.abandon();

@@ -1,6 +1,6 @@
 """Reads a llmtrain checkpoint with h5py, an independent HDF5 reader, and checks the format from outside:
 every attribute of the run, every dataset readable with its type, and every dataset's stored checksum
-recomputed in numpy (sum modulo 2**64 of mix64(mix64(i) ^ bits of element i)), so the layout documented in
+recomputed in numpy (sum modulo 2**64 of mix64(i * golden ^ bits of element i)), so the layout documented in
 docs/checkpoints.md is what the file holds. Usage: h5py_reference.py CKPT. Exit 77 (ctest: skipped) when h5py
 or numpy is not installed; they are reference tools, not dependencies of llmtrain."""
 import sys
@@ -28,7 +28,7 @@ def checksum(values):
     unsigned = {1: np.uint8, 4: np.uint32, 8: np.uint64}[flat.dtype.itemsize]
     bits = flat.view(unsigned).astype(np.uint64)
     index = np.arange(flat.size, dtype=np.uint64)
-    return int(np.sum(mix64(mix64(index) ^ bits), dtype=np.uint64))
+    return int(np.sum(mix64((index * np.uint64(0x9E3779B97F4A7C15)) ^ bits), dtype=np.uint64))
 
 
 def main(path):

@@ -7,7 +7,7 @@
 //   /loader/{train,eval}/{states,offsets}  every rank's loader state blob as a row of a ragged byte array
 //   /rng                            uint64, the seeds every random stream of the run is keyed by
 // with run attributes on "/" (Metadata) and on every dataset a "checksum": the sum modulo 2^64 of
-// mix64(mix64(global element index) ^ element bits), which each rank computes on its slice and one reduction
+// mix64(global element index * 0x9e3779b97f4a7c15 ^ element bits), which each rank computes on its slice and one reduction
 // combines, so it does not depend on W or on how the ranks split the data.
 //
 // Each rank writes its range of every unit as a hyperslab of the tensors it covers; ranks that hold whole
