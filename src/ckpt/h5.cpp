@@ -94,9 +94,9 @@ Handle file_access(MPI_Comm comm, std::int64_t alignment, bool file_locking) {
   return fapl;
 }
 
-Handle collective_transfer() {
+Handle data_transfer() {
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  if (dxpl.ok() && H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE) < 0) dxpl.reset();
+  if (dxpl.ok() && H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT) < 0) dxpl.reset();
   return dxpl;
 }
 

@@ -24,7 +24,7 @@ class Reader::Impl {
     if (rank_ == 0 && !std::filesystem::is_regular_file(path_)) agree_.fail_locally(path_ + ": no such checkpoint file");
     agree_.check();
     fapl_ = h5::file_access(comm_, 0, false);
-    dxpl_ = h5::collective_transfer();
+    dxpl_ = h5::data_transfer();
     if (agree_.local(fapl_.ok() && dxpl_.ok(), "setting up parallel HDF5"))
       file_ = h5::Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl_.get()), H5Fclose);
     agree_.local(file_.ok(), path_ + ": not a readable HDF5 file");

@@ -197,7 +197,7 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
   std::signal(SIGXFSZ, SIG_IGN);
   h5::Agreement agree(comm, true);
   h5::Handle fapl = h5::file_access(comm, options.alignment, options.file_locking);
-  h5::Handle dxpl = h5::collective_transfer();
+  h5::Handle dxpl = h5::data_transfer();
   h5::Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   agree.local(fapl.ok() && dxpl.ok() && lcpl.ok() && dcpl.ok() &&
