@@ -100,32 +100,48 @@ Handle data_transfer() {
   return dxpl;
 }
 
-herr_t select_flat_range(hid_t space, const std::vector<hsize_t>& shape, std::uint64_t begin, std::uint64_t end) {
-  if (begin >= end) return H5Sselect_none(space);
-  if (shape.size() == 1) {
-    const hsize_t start = begin, count = end - begin;
-    return H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-  }
+std::vector<Block> flat_range_blocks(const std::vector<hsize_t>& shape, std::uint64_t begin, std::uint64_t end) {
+  std::vector<Block> blocks;
+  if (begin >= end) return blocks;
+  if (shape.size() == 1) return {{{begin}, {end - begin}, 0, end - begin}};
   LLMTRAIN_CHECK(shape.size() == 2, "checkpoint: tensors of rank ", shape.size(), " are not supported (1 or 2)");
   const hsize_t cols = shape[1];
-  const hsize_t first_row = begin / cols, last_row = (end - 1) / cols;
-  H5S_seloper_t op = H5S_SELECT_SET;
   auto add = [&](hsize_t row, hsize_t col, hsize_t rows, hsize_t ncols) {
-    const hsize_t start[2] = {row, col}, count[2] = {rows, ncols};
-    const herr_t status = H5Sselect_hyperslab(space, op, start, nullptr, count, nullptr);
-    op = H5S_SELECT_OR;
-    return status;
+    blocks.push_back({{row, col}, {rows, ncols}, row * cols + col - begin, rows * ncols});
   };
-  if (first_row == last_row) return add(first_row, begin % cols, 1, end - begin);
-  hsize_t row = first_row;
-  if (begin % cols != 0) {
-    if (add(row, begin % cols, 1, cols - begin % cols) < 0) return -1;
-    ++row;
+  const hsize_t first_row = begin / cols, last_row = (end - 1) / cols;
+  if (first_row == last_row) {
+    add(first_row, begin % cols, 1, end - begin);
+    return blocks;
   }
+  hsize_t row = first_row;
+  if (begin % cols != 0) add(row++, begin % cols, 1, cols - begin % cols);
   const hsize_t full_end = end % cols == 0 ? last_row + 1 : last_row;  // rows [row, full_end) are whole
-  if (full_end > row && add(row, 0, full_end - row, cols) < 0) return -1;
-  if (end % cols != 0 && add(last_row, 0, 1, end % cols) < 0) return -1;
-  return 0;
+  if (full_end > row) add(row, 0, full_end - row, cols);
+  if (end % cols != 0) add(last_row, 0, 1, end % cols);
+  return blocks;
+}
+
+bool transfer_range(hid_t dataset, hid_t space, hid_t memory_type, hid_t dxpl, const std::vector<hsize_t>& shape,
+                    std::uint64_t begin, std::uint64_t end, std::size_t element_size, void* data, bool write) {
+  const std::vector<Block> blocks = flat_range_blocks(shape, begin, end);
+  hsize_t dummy = 0;
+  for (int b = 0; b < kMaxBlocks; ++b) {
+    const bool used = b < int(blocks.size());
+    const hsize_t count = used ? blocks[std::size_t(b)].elements : 1;
+    Handle memory(H5Screate_simple(1, &count, nullptr), H5Sclose);
+    if (!memory.ok()) return false;
+    herr_t status = used ? H5Sselect_hyperslab(space, H5S_SELECT_SET, blocks[std::size_t(b)].start.data(), nullptr,
+                                               blocks[std::size_t(b)].count.data(), nullptr)
+                         : std::min(H5Sselect_none(space), H5Sselect_none(memory.get()));
+    if (status < 0) return false;
+    void* at = used ? static_cast<void*>(static_cast<char*>(data) + blocks[std::size_t(b)].offset * element_size)
+                    : static_cast<void*>(&dummy);
+    status = write ? H5Dwrite(dataset, memory_type, memory.get(), space, dxpl, at)
+                   : H5Dread(dataset, memory_type, memory.get(), space, dxpl, at);
+    if (status < 0) return false;
+  }
+  return true;
 }
 
 }  // namespace llmtrain::ckpt::h5

@@ -64,14 +64,25 @@ class Agreement {
 // File access property list: MPI-IO on comm, collective metadata reads and writes, objects of at least
 // alignment / 2 bytes aligned on `alignment` (0 or 1: none), optional file locking.
 Handle file_access(MPI_Comm comm, std::int64_t alignment, bool file_locking);
-// Independent data transfer: each rank's part of a dataset is one contiguous run of the file (at most three
-// for a cut matrix), which MPI-IO writes directly; collective buffering would only shuffle it through
-// aggregators (measured: the small preset's write took 1.6x as long). Every rank still calls H5Dwrite /
-// H5Dread for every dataset, so switching back is one line.
+// Independent data transfer: each rank's part of a dataset is at most three contiguous runs of the file,
+// which MPI-IO writes directly; collective buffering would only shuffle them through aggregators.
 Handle data_transfer();
 
-// Selects the row-major elements [begin, end) of a dataset space with `shape` (rank 1 or 2): at most three
-// blocks (a partial first row, whole rows, a partial last row). begin == end selects none.
-herr_t select_flat_range(hid_t space, const std::vector<hsize_t>& shape, std::uint64_t begin, std::uint64_t end);
+// The row-major elements [begin, end) of a dataset with `shape` (rank 1 or 2) as at most three rectangular
+// blocks: a partial first row, whole rows, a partial last row. Each block is one contiguous run of a
+// contiguous dataset, so it is transferred as one plain write or read rather than as a union of blocks
+// (which MPI-IO would handle through a derived datatype).
+struct Block {
+  std::vector<hsize_t> start, count;
+  std::uint64_t offset = 0;    // its first element's position within [begin, end)
+  std::uint64_t elements = 0;
+};
+constexpr int kMaxBlocks = 3;
+std::vector<Block> flat_range_blocks(const std::vector<hsize_t>& shape, std::uint64_t begin, std::uint64_t end);
+
+// Every rank makes kMaxBlocks transfers per dataset, empty where it has fewer blocks, so the ranks stay in
+// step. write: H5Dwrite of `data` (the element at `begin`); otherwise H5Dread into it. Returns false on error.
+bool transfer_range(hid_t dataset, hid_t space, hid_t memory_type, hid_t dxpl, const std::vector<hsize_t>& shape,
+                    std::uint64_t begin, std::uint64_t end, std::size_t element_size, void* data, bool write);
 
 }  // namespace llmtrain::ckpt::h5

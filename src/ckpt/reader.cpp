@@ -101,13 +101,8 @@ class Reader::Impl {
   // Collective: every rank reads its own [begin, end) of `d` into out (may be empty).
   void read_range(Dataset& d, const std::string& name, std::uint64_t begin, std::uint64_t end, void* out) {
     if (d.elements == 0) return;  // nothing stored, no transfer (the same on every rank)
-    const hsize_t count = std::max<hsize_t>(1, end - begin);
-    h5::Handle memory(H5Screate_simple(1, &count, nullptr), H5Sclose);
-    hsize_t dummy = 0;
-    const bool ok = memory.ok() && h5::select_flat_range(d.space.get(), d.shape, begin, end) >= 0 &&
-                    (end > begin || H5Sselect_none(memory.get()) >= 0) &&
-                    H5Dread(d.id.get(), memory_type(d.type), memory.get(), d.space.get(), dxpl_.get(),
-                            end > begin ? out : &dummy) >= 0;
+    const bool ok = h5::transfer_range(d.id.get(), d.space.get(), memory_type(d.type), dxpl_.get(), d.shape, begin,
+                                       end, element_size(d.type), out, false);
     agree_.local(ok, cat(path_, ": reading ", name));
     agree_.check();
   }

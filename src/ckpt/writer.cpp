@@ -235,12 +235,8 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
     agree.local(space.ok() && dset.ok(), cat(tmp, ": creating ", p.name));
     agree.check();
     if (p.elements() == 0) continue;  // nothing stored (an empty loader state): no transfer
-    const hsize_t count = std::max<hsize_t>(1, p.end - p.begin);
-    h5::Handle memory(H5Screate_simple(1, &count, nullptr), H5Sclose);
-    const bool selected = memory.ok() && h5::select_flat_range(space.get(), p.shape, p.begin, p.end) >= 0 &&
-                          (p.end > p.begin || H5Sselect_none(memory.get()) >= 0);
-    const void* data = p.data ? p.data : &count;  // HDF5 wants a pointer even for an empty selection
-    agree.local(selected && H5Dwrite(dset.get(), memory_type(p.type), memory.get(), space.get(), dxpl.get(), data) >= 0,
+    agree.local(h5::transfer_range(dset.get(), space.get(), memory_type(p.type), dxpl.get(), p.shape, p.begin, p.end,
+                                   element_size(p.type), const_cast<void*>(p.data), true),
                 cat(tmp, ": writing ", p.name));
     if (i == 0) maybe_inject_fault(rank);
     agree.check();
