@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev zstd   # tokenizer fuzz targets (optional build) and data tools
   python3-matplotlib               # perf/plot_loss.py
+  python3-h5py                     # tests/ckpt: an independent reader of the checkpoint files
 )
 
 missing=()

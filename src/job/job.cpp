@@ -5,9 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "checkpoint_hook.hpp"
+#include "llmtrain/ckpt/checkpoint.hpp"
+#include "llmtrain/ckpt/directory.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/progress.hpp"
+#include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
 #include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/dist/gather_bytes.hpp"
@@ -20,6 +24,7 @@
 #include "llmtrain/parallel/trace.hpp"
 #include "llmtrain/train/hooks.hpp"
 #include "memory_check.hpp"
+#include "resume.hpp"
 
 namespace llmtrain::job {
 
@@ -42,6 +47,9 @@ struct Job::Parts {
   std::unique_ptr<train::MetricsLog> metrics_log;  // rank 0 with a run_dir
   std::optional<train::MetricsReport> metrics_report;
   std::optional<train::Evaluation> evaluation;
+  std::unique_ptr<CheckpointHook> checkpoints;  // with a checkpoint.dir; last, so the logs of a step precede it
+  std::int64_t tokens_seen = 0;                 // training tokens of every step so far, resumed ones included
+  std::string resumed_from;                     // the checkpoint file this run continued from, if any
 
   Parts(const Config& c, dist::Runtime& r) : config(c), runtime(r) {}
 };
@@ -87,6 +95,11 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   if (peak_flops <= 0) peak_flops = model::measure_sgemm_peak();
   p.trainer.emplace(train_options(config, peak_flops), *p.model, *p.store, *p.optimizer, *p.comm);
+  if (!config.checkpoint.dir.empty())
+    dist::agree(runtime, [&] {
+      if (runtime.rank() == 0) std::filesystem::create_directories(config.checkpoint.dir);
+    });
+  dist::agree(runtime, [&] { resume(); });
 
   p.trainer->add_hook(p.stop_agreement);
   if (config.log.provenance) {
@@ -100,6 +113,11 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   if (p.eval_loader) {
     p.evaluation.emplace(*p.eval_loader, config.train.eval_batches, config.train.eval_every, p.metrics_log.get());
     p.trainer->add_hook(*p.evaluation);
+  }
+  if (!config.checkpoint.dir.empty()) {
+    p.checkpoints = std::make_unique<CheckpointHook>([this] { save_checkpoint(); }, config.checkpoint.every_steps,
+                                                     config.checkpoint.on_stop, p.trainer->step(), p.tokens_seen);
+    p.trainer->add_hook(*p.checkpoints);
   }
 }
 
@@ -161,6 +179,112 @@ std::map<std::string, std::uint64_t> Job::skipped_records() {
     for (const auto& [file, count] : theirs.items()) total[file] += count.get<std::uint64_t>();
   }
   return total;
+}
+
+}  // namespace llmtrain::job
+
+namespace llmtrain::job {
+
+std::string Job::save_checkpoint() {
+  Parts& p = *parts_;
+  const Config& c = p.config;
+  LLMTRAIN_CHECK(!c.checkpoint.dir.empty(), "save_checkpoint: checkpoint.dir is not set");
+  const Stopwatch watch;
+  const LoaderStates states = loader_states();
+  ckpt::Contents contents;
+  ckpt::Metadata& m = contents.metadata;
+  m.step = p.trainer->step();
+  m.tokens_seen = p.tokens_seen;
+  m.world_size = p.runtime.size();
+  m.strategy = p.store->strategy();
+  m.config = to_toml(c);
+  for (const auto& d : c.data.datasets) m.corpus += d.name + "=" + d.path + "\n";
+  m.tokenizer_fingerprint = p.encoder->fingerprint();
+  m.code_version = LLMTRAIN_VERSION;
+  contents.params = &p.store->param_shards();
+  contents.first_moments = &p.optimizer->first_moments();
+  contents.second_moments = &p.optimizer->second_moments();
+  contents.optimizer_step = p.optimizer->steps_taken();
+  contents.train_loader = states.train;
+  contents.eval_loader = states.eval;
+  contents.rng = {std::uint64_t(c.model.seed), std::uint64_t(c.data.seed)};
+  const std::string path = ckpt::checkpoint_path(c.checkpoint.dir, m.step);
+  const std::uint64_t bytes = ckpt::write_checkpoint(
+      path, contents, p.runtime.comm(), {c.checkpoint.alignment, c.checkpoint.file_locking, c.checkpoint.timeout_s});
+  dist::agree(p.runtime, [&] {
+    if (p.runtime.rank() != 0) return;
+    ckpt::write_latest(c.checkpoint.dir, path);
+    for (const auto& removed : ckpt::prune(c.checkpoint.dir, c.checkpoint.keep_last, c.checkpoint.keep_every))
+      log_info("removed ", removed, " (checkpoint.keep_last = ", c.checkpoint.keep_last, ", keep_every = ",
+               c.checkpoint.keep_every, ")");
+  });
+  const double seconds = watch.seconds();
+  log_info("checkpoint ", path, ": ", bytes, " bytes in ", seconds, " s (", double(bytes) / seconds / 1e6, " MB/s)");
+  return path;
+}
+
+void Job::restore_checkpoint(const std::string& path) {
+  Parts& p = *parts_;
+  ckpt::Reader reader(path, p.runtime.comm());
+  const ckpt::Metadata& m = reader.metadata();
+  LLMTRAIN_CHECK(m.tokenizer_fingerprint == p.encoder->fingerprint(), path,
+                 ": written with another tokenizer (fingerprint ", m.tokenizer_fingerprint, "; ", p.config.tokenizer.path,
+                 " has ", p.encoder->fingerprint(), ")");
+  const auto conflicts = resume_conflicts(m.config, to_toml(p.config));
+  if (!conflicts.empty()) {
+    std::string list;
+    for (const auto& c : conflicts) list += "\n  " + c;
+    LLMTRAIN_FAIL(path, ": cannot resume with these settings changed (docs/checkpoints.md lists those that may):", list);
+  }
+  reader.read_units("model", p.store->param_shards(), "");
+  reader.read_units("optim", p.optimizer->first_moments(), "m");
+  reader.read_units("optim", p.optimizer->second_moments(), "v");
+  p.optimizer->restore_steps_taken(reader.optimizer_step());
+  LoaderStates states{reader.loader_states("train"), reader.loader_states("eval")};
+  LLMTRAIN_CHECK(!states.train.empty(), path, ": no training loader state");
+  try {
+    restore_loaders(states);
+  } catch (const Error& e) {
+    LLMTRAIN_FAIL(path, ": the loader cannot continue from this checkpoint: ", e.what());
+  }
+  p.trainer->resume_at(m.step);
+  p.tokens_seen = m.tokens_seen;
+  p.resumed_from = path;
+  dist::agree(p.runtime, [&] {
+    if (p.runtime.rank() == 0) trim_run_logs(p.config.train.run_dir, m.step);
+  });
+  log_info("resumed from ", path, " at step ", m.step, " (saved by ", m.world_size, " ranks, ", m.strategy, ", ",
+           m.tokens_seen, " tokens seen)");
+}
+
+const std::string& Job::resumed_from() const { return parts_->resumed_from; }
+
+void Job::resume() {
+  const CheckpointConfig& c = parts_->config.checkpoint;
+  if (c.resume == "never") return;
+  if (c.resume != "auto") return restore_checkpoint(c.resume);
+  if (c.dir.empty()) return;
+  // Rank 0's listing for everyone: a file system may show a file to some ranks sooner than to others.
+  std::string listing;
+  if (parts_->runtime.rank() == 0)
+    for (const auto& e : ckpt::list_checkpoints(c.dir)) listing += e.path + "\n";
+  listing = dist::all_gather_bytes(parts_->runtime, listing)[0];
+  std::vector<std::string> candidates;
+  for (std::size_t a = 0, b; (b = listing.find('\n', a)) != std::string::npos; a = b + 1)
+    candidates.push_back(listing.substr(a, b - a));
+  std::string reasons;
+  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+    try {
+      ckpt::Reader(*it, parts_->runtime.comm()).verify();  // the same error on every rank, or none
+    } catch (const Error& e) {
+      log_warn("not resuming from ", *it, ": ", e.what(), std::next(it) != candidates.rend() ? "; trying the previous one" : "");
+      reasons += cat("\n  ", e.what());
+      continue;
+    }
+    return restore_checkpoint(*it);
+  }
+  LLMTRAIN_CHECK(candidates.empty(), c.dir, ": no checkpoint there verifies (checkpoint.resume = \"auto\"; move them "
+                 "away or set checkpoint.resume = \"never\" to start afresh):", reasons);
 }
 
 }  // namespace llmtrain::job

@@ -94,7 +94,8 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
   if (trainer.stopped_by_signal())
     log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",
              " after step ", trainer.step(), " of ", config.train.steps,
-             " (checkpoints are the next milestone: this run cannot be resumed yet)");
+             config.checkpoint.dir.empty() ? " (no checkpoint.dir: this run cannot be resumed)"
+                                           : " (resume: run the same command again)");
   else
     log_info("done: ", trainer.step(), " steps; metrics in ", config.train.run_dir, "/metrics.jsonl");
   return 0;

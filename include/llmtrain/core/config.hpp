@@ -82,6 +82,18 @@ struct ParallelConfig {
   std::string comm_dtype;
 };
 
+struct CheckpointConfig {
+  std::string dir;
+  std::int64_t every_steps;
+  bool on_stop;
+  std::int64_t keep_last;
+  std::int64_t keep_every;
+  std::string resume;  // "auto", "never" or a path
+  std::int64_t alignment;
+  bool file_locking;
+  double timeout_s;
+};
+
 struct LogConfig {
   std::string level;
   bool per_rank;
@@ -97,6 +109,7 @@ struct Config {
   DataConfig data;
   TrainConfig train;
   ParallelConfig parallel;
+  CheckpointConfig checkpoint;
   LogConfig log;
 
   std::string source_file;                    // the TOML file it came from ("" for defaults)

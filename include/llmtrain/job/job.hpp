@@ -4,7 +4,7 @@
 //   runtime (MPI) -> collectives -> tokenizer -> train / eval loaders
 //                 -> parameter store (replicated; sharded with FSDP) -> model (reaches units via the store)
 //                 -> AdamW (over the store's ranges) -> trainer + hooks (stop agreement, provenance,
-//                    metrics, evaluation; checkpoints join as one more hook)
+//                    metrics, evaluation, checkpoints), after restoring checkpoint.resume
 //
 // Everything here is collective: every rank builds the same job from the same configuration. Set-up errors
 // are agreed (dist::agree), so a bad configuration or file is reported once. Kokkos must be initialised.
@@ -53,8 +53,22 @@ class Job {
   // Collective: the bad records (data.on_bad_record = "skip") the loaders of all ranks skipped in this
   // process's run, by file, summed over ranks; files with none are absent.
   std::map<std::string, std::uint64_t> skipped_records();
+  // Collective: writes the current step's checkpoint into checkpoint.dir, points LATEST at it and applies
+  // keep_last / keep_every. Returns its path.
+  std::string save_checkpoint();
+  // Collective: continues from a checkpoint written on any number of ranks: parameters, AdamW moments and
+  // step, the trainer's step and the loaders. Before run(). Refuses a checkpoint of another tokenizer or
+  // whose settings differ where they may not (docs/checkpoints.md). The constructor already applied
+  // checkpoint.resume; this is for a caller that picks the file itself.
+  void restore_checkpoint(const std::string& path);
+  // The checkpoint this job continued from ("" for a fresh start).
+  const std::string& resumed_from() const;
 
  private:
+  // checkpoint.resume: "auto" picks the newest checkpoint in checkpoint.dir that verifies.
+  void resume();
+
+
   struct Parts;
   std::unique_ptr<Parts> parts_;
 };

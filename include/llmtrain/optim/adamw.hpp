@@ -31,6 +31,8 @@ class AdamW {
             double lr, double grad_scale = 1.0);
 
   std::int64_t steps_taken() const { return steps_; }
+  // Continues the bias correction of a run that took `steps` updates (a checkpoint's, with its moments).
+  void restore_steps_taken(std::int64_t steps) { steps_ = steps; }
   std::vector<model::ParamUnit<float>>& first_moments() { return m_; }
   std::vector<model::ParamUnit<float>>& second_moments() { return v_; }
 

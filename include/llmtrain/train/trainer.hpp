@@ -61,6 +61,8 @@ class Trainer {
   dist::Collectives& comm() { return comm_; }
   const TrainOptions& options() const { return options_; }
   std::int64_t step() const { return step_; }  // optimizer steps done
+  // A resumed run: `step` steps were done before (the schedule and the metrics continue from step + 1).
+  void resume_at(std::int64_t step) { step_ = step; }
 
   // Ends the loop after the current step. Hooks call it with an agreed decision (every rank together).
   void request_stop(bool by_signal);

@@ -1,0 +1,135 @@
+// llmtrain-ckpt: checkpoints from the command line (docs/checkpoints.md).
+//
+//   llmtrain-ckpt list DIR                         checkpoints in DIR, oldest first, LATEST marked
+//   llmtrain-ckpt inspect CKPT                     attributes and datasets (type, shape, bytes, checksum)
+//   llmtrain-ckpt verify CKPT                      recomputes every checksum; exit 1 on a mismatch
+//   llmtrain-ckpt loader-state CKPT --output DIR [--eval]
+//                                                  the loader's state as llmtrain-data reads it (rank-*.state)
+//   llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32]
+//                                                  Hugging Face Llama tensors + config.json
+//
+// Runs on one process or under mpirun: verify and export share the reading among the ranks.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "llmtrain/ckpt/checkpoint.hpp"
+#include "llmtrain/ckpt/directory.hpp"
+#include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/core/timer.hpp"
+#include "llmtrain/data/simulate.hpp"
+#include "llmtrain/dist/spmd_main.hpp"
+
+namespace {
+
+using namespace llmtrain;
+
+const char* const kUsage =
+    "usage: llmtrain-ckpt list DIR\n"
+    "       llmtrain-ckpt inspect CKPT\n"
+    "       llmtrain-ckpt verify CKPT\n"
+    "       llmtrain-ckpt loader-state CKPT --output DIR [--eval]\n"
+    "       llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32]\n";
+
+struct Args {
+  std::string command, target, output, format, dtype = "fp32";
+  bool eval = false;
+};
+
+Args parse(int argc, char** argv) {
+  LLMTRAIN_CHECK(argc >= 3, argc < 2 ? "no command given" : "expected a file or directory after the command", "\n", kUsage);
+  Args a{argv[1], argv[2], "", "", "fp32", false};
+  for (int i = 3; i < argc; ++i) {
+    const std::string option = argv[i];
+    auto value = [&]() -> std::string {
+      LLMTRAIN_CHECK(i + 1 < argc, option, ": expected a value\n", kUsage);
+      return argv[++i];
+    };
+    if (option == "--output") a.output = value();
+    else if (option == "--format") a.format = value();
+    else if (option == "--dtype") a.dtype = value();
+    else if (option == "--eval") a.eval = true;
+    else LLMTRAIN_FAIL("unknown option '", option, "'\n", kUsage);
+  }
+  return a;
+}
+
+int list(const Args& a) {
+  std::string latest;
+  std::ifstream(a.target + "/LATEST") >> latest;
+  const auto entries = ckpt::list_checkpoints(a.target);
+  LLMTRAIN_CHECK(std::filesystem::is_directory(a.target), a.target, ": not a directory");
+  for (const auto& e : entries)
+    std::cout << e.step << "\t" << std::filesystem::file_size(e.path) << " bytes\t" << e.path
+              << (std::filesystem::path(e.path).filename() == latest ? "\t(LATEST)" : "") << "\n";
+  std::cout << entries.size() << " complete checkpoints\n";
+  return 0;
+}
+
+int inspect(const Args& a, ckpt::Reader& reader) {
+  const ckpt::Metadata& m = reader.metadata();
+  std::vector<ckpt::DatasetInfo> sets = reader.datasets();
+  std::cout << reader.path() << "\n  step " << m.step << "\n  tokens_seen " << m.tokens_seen << "\n  world_size "
+            << m.world_size << "\n  strategy " << m.strategy << "\n  format_version " << m.format_version
+            << "\n  code_version " << m.code_version << "\n  tokenizer_fingerprint " << m.tokenizer_fingerprint
+            << "\n  corpus " << m.corpus << "  config (" << m.config.size() << " bytes of TOML)\n";
+  std::uint64_t total = 0;
+  for (const auto& d : sets) {
+    std::uint64_t n = 1;
+    std::string shape;
+    for (auto s : d.shape) n *= s, shape += (shape.empty() ? "" : "x") + std::to_string(s);
+    const std::uint64_t bytes = n * (d.type == "f32" ? 4 : d.type == "u8" ? 1 : 8);
+    total += bytes;
+    std::cout << "  " << d.name << "\t" << d.type << "[" << shape << "]\t" << bytes << " bytes\tchecksum " << d.checksum << "\n";
+  }
+  std::cout << sets.size() << " datasets, " << total << " bytes of data\n";
+  (void)a;
+  return 0;
+}
+
+int run(int argc, char** argv, dist::Runtime& runtime) {
+  const Args a = parse(argc, argv);
+  const bool speak = runtime.rank() == 0;
+  if (a.command == "list") return speak ? list(a) : 0;
+  if (a.command != "inspect" && a.command != "verify" && a.command != "loader-state" && a.command != "export")
+    LLMTRAIN_FAIL("unknown command '", a.command, "'\n", kUsage);
+  ckpt::Reader reader(a.target, runtime.comm());
+  if (a.command == "inspect") return speak ? inspect(a, reader) : 0;
+  if (a.command == "verify") {
+    const Stopwatch watch;
+    reader.verify();
+    if (speak) std::cout << a.target << ": every dataset verifies (" << watch.seconds() << " s)\n";
+    return 0;
+  }
+  LLMTRAIN_CHECK(!a.output.empty(), a.command, ": --output DIR is required\n", kUsage);
+  if (a.command == "loader-state") {
+    const auto states = reader.loader_states(a.eval ? "eval" : "train");
+    LLMTRAIN_CHECK(!states.empty(), a.target, ": no ", a.eval ? "eval" : "train", " loader state");
+    if (speak) {
+      std::filesystem::create_directories(a.output);
+      for (std::size_t r = 0; r < states.size(); ++r) data::save_state_file(a.output, int(r), states[r]);
+      std::cout << "wrote " << states.size() << " state files to " << a.output << " (llmtrain-data simulate --load-state "
+                << a.output << ")\n";
+    }
+    return 0;
+  }
+  LLMTRAIN_CHECK(a.format == "safetensors", "export: --format must be safetensors, got '", a.format, "'\n", kUsage);
+  LLMTRAIN_CHECK(a.dtype == "bf16" || a.dtype == "fp32", "export: --dtype must be bf16 or fp32, got '", a.dtype, "'");
+  const std::uint64_t bytes = ckpt::export_safetensors(reader, {a.output, a.dtype == "bf16"});
+  if (speak) std::cout << "wrote " << a.output << "/model.safetensors (" << bytes << " bytes of " << a.dtype
+                       << " tensors) and " << a.output << "/config.json\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  return dist::run_spmd(argc, argv, [&](dist::Runtime& runtime) { return run(argc, argv, runtime); });
+}

@@ -1,0 +1,128 @@
+// Checkpoint -> safetensors + config.json for transformers (see export.hpp).
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <toml++/toml.h>
+
+#include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/dist/dtype.hpp"
+
+namespace llmtrain::ckpt {
+namespace {
+
+// Our dataset name -> Hugging Face's tensor name ("" for a dataset that is not a model tensor).
+std::string hf_name(const std::string& dataset) {
+  static const std::map<std::string, std::string> block = {
+      {"wq", "self_attn.q_proj.weight"}, {"wk", "self_attn.k_proj.weight"},   {"wv", "self_attn.v_proj.weight"},
+      {"wo", "self_attn.o_proj.weight"}, {"w1", "mlp.gate_proj.weight"},      {"w3", "mlp.up_proj.weight"},
+      {"w2", "mlp.down_proj.weight"},    {"attn_norm", "input_layernorm.weight"},
+      {"ffn_norm", "post_attention_layernorm.weight"}};
+  static const std::regex block_tensor(R"(/model/block\.(\d+)/(\w+))");
+  std::smatch m;
+  if (std::regex_match(dataset, m, block_tensor)) {
+    const auto it = block.find(m[2].str());
+    LLMTRAIN_CHECK(it != block.end(), "export: no Hugging Face name for ", dataset);
+    return "model.layers." + m[1].str() + "." + it->second;
+  }
+  if (dataset == "/model/embedding/tok_embedding") return "model.embed_tokens.weight";
+  if (dataset == "/model/head/final_norm") return "model.norm.weight";
+  if (dataset == "/model/head/output") return "lm_head.weight";
+  LLMTRAIN_CHECK(dataset.rfind("/model/", 0) != 0, "export: no Hugging Face name for ", dataset);
+  return "";
+}
+
+template <typename T>
+T model_setting(const toml::table& config, const char* key, const std::string& path) {
+  const auto value = config["model"][key].value<T>();
+  LLMTRAIN_CHECK(value.has_value(), path, ": the saved configuration has no model.", key);
+  return *value;
+}
+
+}  // namespace
+
+std::uint64_t export_safetensors(Reader& reader, const ExportOptions& options) {
+  const std::string& path = reader.path();
+  toml::table config;
+  try {
+    config = toml::parse(reader.metadata().config);
+  } catch (const toml::parse_error& e) {
+    LLMTRAIN_FAIL(path, ": the saved configuration does not parse: ", e.description());
+  }
+  // Tensors in name order (safetensors readers do not care; a fixed order makes the file reproducible).
+  std::map<std::string, std::pair<std::vector<std::uint64_t>, std::vector<float>>> tensors;
+  for (const auto& d : reader.datasets()) {
+    const std::string name = hf_name(d.name);
+    if (name.empty()) continue;
+    auto& [shape, values] = tensors[name];
+    values = reader.read_tensor(d.name, shape);
+  }
+  LLMTRAIN_CHECK(tensors.count("model.embed_tokens.weight"), path, ": no /model/embedding/tok_embedding");
+  int rank = 0;
+  MPI_Comm_rank(reader.comm(), &rank);
+
+  nlohmann::ordered_json header;
+  std::uint64_t offset = 0;
+  const std::size_t element = options.bf16 ? 2 : 4;
+  for (const auto& [name, tensor] : tensors) {
+    const std::uint64_t bytes = tensor.second.size() * element;
+    header[name] = {{"dtype", options.bf16 ? "BF16" : "F32"}, {"shape", tensor.first}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  header["__metadata__"] = {{"format", "pt"}, {"source", path}, {"step", std::to_string(reader.metadata().step)}};
+
+  const auto& embed = tensors["model.embed_tokens.weight"].first;
+  std::int64_t layers = 0;
+  while (tensors.count("model.layers." + std::to_string(layers) + ".input_layernorm.weight")) ++layers;
+  const auto n_heads = model_setting<std::int64_t>(config, "n_heads", path);
+  const auto n_kv = model_setting<std::int64_t>(config, "n_kv_heads", path);
+  const nlohmann::ordered_json hf_config = {
+      {"architectures", {"LlamaForCausalLM"}},
+      {"model_type", "llama"},
+      {"vocab_size", embed[0]},
+      {"hidden_size", embed[1]},
+      {"intermediate_size", tensors["model.layers.0.mlp.gate_proj.weight"].first.at(0)},
+      {"num_hidden_layers", layers},
+      {"num_attention_heads", n_heads},
+      {"num_key_value_heads", n_kv == 0 ? n_heads : n_kv},
+      {"hidden_act", "silu"},
+      {"rms_norm_eps", model_setting<double>(config, "norm_eps", path)},
+      {"rope_theta", model_setting<double>(config, "rope_theta", path)},
+      {"max_position_embeddings", config["data"]["seq_len"].value<std::int64_t>().value_or(2048)},
+      {"tie_word_embeddings", !tensors.count("lm_head.weight")},
+      {"attention_bias", false},
+      {"mlp_bias", false},
+      {"torch_dtype", options.bf16 ? "bfloat16" : "float32"}};
+
+  std::string failure;
+  if (rank == 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.output_dir, ec);
+    std::ofstream out(options.output_dir + "/model.safetensors", std::ios::binary | std::ios::trunc);
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
+    const std::uint64_t length = text.size();
+    out.write(reinterpret_cast<const char*>(&length), 8);  // little-endian hosts
+    out << text;
+    for (const auto& [name, tensor] : tensors) {
+      if (options.bf16) {
+        std::vector<std::uint16_t> half(tensor.second.size());
+        for (std::size_t i = 0; i < half.size(); ++i) half[i] = dist::bf16_from_float(tensor.second[i]);
+        out.write(reinterpret_cast<const char*>(half.data()), std::streamsize(half.size() * 2));
+      } else {
+        out.write(reinterpret_cast<const char*>(tensor.second.data()), std::streamsize(tensor.second.size() * 4));
+      }
+    }
+    std::ofstream json(options.output_dir + "/config.json", std::ios::trunc);
+    json << hf_config.dump(2) << '\n';
+    if (!out.good() || !json.good()) failure = options.output_dir + ": writing the export failed";
+  }
+  int failed = failure.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, reader.comm());
+  LLMTRAIN_CHECK(!failed, failure.empty() ? options.output_dir + ": writing the export failed on rank 0" : failure);
+  return offset;
+}
+
+}  // namespace llmtrain::ckpt

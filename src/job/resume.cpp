@@ -1,0 +1,99 @@
+// Resume checks and run-log trimming (see resume.hpp).
+#include "resume.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "llmtrain/core/error.hpp"
+
+namespace llmtrain::job {
+namespace {
+
+// "section.key" -> value of a to_toml text; origin comments ("# --set", "# default") dropped.
+std::map<std::string, std::string> settings(const std::string& toml) {
+  std::map<std::string, std::string> out;
+  std::map<std::string, int> array_count;
+  std::istringstream in(toml);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (line.rfind("[[", 0) == 0) {
+      const std::string array = line.substr(2, line.find("]]") - 2);
+      section = cat(array, "[", array_count[array]++, "]");
+    } else if (line.rfind("[", 0) == 0) {
+      section = line.substr(1, line.find(']') - 1);
+    } else if (const auto eq = line.find(" = "); eq != std::string::npos) {
+      std::string value = line.substr(eq + 3);
+      std::size_t end = value.size();
+      if (!value.empty() && value[0] == '"') {
+        end = 1;
+        while (end < value.size() && value[end] != '"') end += value[end] == '\\' ? 2 : 1;
+        ++end;
+      } else if (const auto hash = value.find("  #"); hash != std::string::npos) {
+        end = hash;
+      }
+      out[section + "." + line.substr(0, eq)] = value.substr(0, std::min(end, value.size()));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool may_change_at_resume(const std::string& key) {
+  static const char* const exact[] = {"train.steps",     "train.batch_size",  "train.grad_accum",  "train.run_dir",
+                                      "train.eval_every", "train.eval_batches", "train.recompute",  "tokenizer.path",
+                                      "data.threads",     "data.prefetch_rows", "data.allow_corpus_change",
+                                      "data.on_bad_record", "data.max_bad_fraction"};
+  for (const char* k : exact)
+    if (key == k) return true;
+  for (const char* prefix : {"log.", "checkpoint.", "parallel.", "data.eval_datasets"})
+    if (key.rfind(prefix, 0) == 0) return true;
+  // Dataset paths may move; names and weights keep the mixing state meaningful.
+  return key.rfind("data.datasets[", 0) == 0 && key.size() > 5 && key.compare(key.size() - 5, 5, ".path") == 0;
+}
+
+std::vector<std::string> resume_conflicts(const std::string& saved_toml, const std::string& current_toml) {
+  const auto saved = settings(saved_toml), current = settings(current_toml);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : saved) {
+    if (may_change_at_resume(key)) continue;
+    const auto it = current.find(key);
+    const std::string now = it == current.end() ? "(absent)" : it->second;
+    if (now != value) out.push_back(cat(key, ": checkpoint has ", value, ", this run has ", now));
+  }
+  for (const auto& [key, value] : current)
+    if (!may_change_at_resume(key) && !saved.count(key)) out.push_back(cat(key, ": checkpoint has (absent), this run has ", value));
+  return out;
+}
+
+void trim_run_logs(const std::string& run_dir, std::int64_t step) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) return;
+  for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name != "metrics.jsonl" && !(name.rfind("provenance.rank", 0) == 0 && entry.path().extension() == ".jsonl"))
+      continue;
+    std::ifstream in(entry.path());
+    std::string line, kept;
+    while (std::getline(in, line)) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() > step)
+        continue;
+      kept += line + '\n';
+    }
+    in.close();
+    const fs::path tmp = entry.path().string() + ".tmp";
+    std::ofstream out(tmp, std::ios::trunc);
+    out << kept;
+    out.close();
+    LLMTRAIN_CHECK(out.good(), tmp.string(), ": cannot write");
+    fs::rename(tmp, entry.path(), ec);
+    LLMTRAIN_CHECK(!ec, entry.path().string(), ": cannot replace: ", ec.message());
+  }
+}
+
+}  // namespace llmtrain::job
