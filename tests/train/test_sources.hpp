@@ -86,9 +86,10 @@ class PatternSource : public BatchSource {
 // ranges, the trainer and the stop agreement hook.
 struct TrainingRun {
   TrainingRun(const ModelConfig& config, const train::TrainOptions& options, dist::Collectives& comm,
-              const std::string& recompute = "none", const optim::AdamWOptions& adamw = {})
+              const std::string& recompute = "none", const optim::AdamWOptions& adamw = {},
+              model::Precision precision = model::Precision::Fp32)
       : store(config, comm),
-        model(config, model::parse_recompute(recompute), store),
+        model(config, model::parse_recompute(recompute), store, precision),
         optimizer(store.param_shards(), adamw),
         trainer(options, model, store, optimizer, comm) {
     trainer.add_hook(stop);

@@ -7,6 +7,7 @@
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/data/loader.hpp"
+#include "llmtrain/model/gemm.hpp"
 #include "llmtrain/optim/adamw.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "llmtrain/train/trainer.hpp"
@@ -23,6 +24,10 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
                                    const tokenizer::Tokenizer& tokenizer, int local_ranks = 1);
 
 optim::AdamWOptions adamw_options(const Config& config);
+
+// train.precision as the products will run: bf16 only where bf16_supported(); otherwise fp32, with a
+// warning in the log that says why.
+model::Precision products_precision(const Config& config);
 
 // peak_flops: the per-rank flop/s MFU is reported against (0: no MFU).
 train::TrainOptions train_options(const Config& config, double peak_flops);
