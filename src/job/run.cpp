@@ -11,6 +11,8 @@
 #include "llmtrain/job/job.hpp"
 #include "llmtrain/job/options.hpp"
 #include "llmtrain/model/blas_runtime.hpp"
+#include "llmtrain/model/gemm.hpp"
+#include "llmtrain/model/kernels_isa.hpp"
 
 namespace llmtrain::job {
 namespace {
@@ -51,7 +53,8 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
   install_stop_signal_handlers();
   log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
            " nodes, configuration ", config.source_file);
-  log_info("BLAS kernels: ", model::blas_kernel_name());
+  log_info("kernels: BLAS ", model::blas_kernel_name(), ", element-wise ", model::elementwise_isa(), ", bf16 products ",
+           model::bf16_supported() ? "AVX512_BF16" : "not supported by this CPU");
   model::set_blas_threads(1);  // one rank per core: BLAS threads would only compete with other ranks
 
   Kokkos::ScopeGuard kokkos;

@@ -1,5 +1,6 @@
 // Picks the widest element-wise kernel variant the running CPU supports (see kernels.hpp).
 #include "kernels.hpp"
+#include "llmtrain/model/kernels_isa.hpp"
 
 namespace llmtrain::model::isa {
 
@@ -16,3 +17,5 @@ const ElementwiseKernels& kernels() {
 }
 
 }  // namespace llmtrain::model::isa
+
+const char* llmtrain::model::elementwise_isa() { return isa::kernels().isa; }
