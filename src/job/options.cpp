@@ -52,13 +52,8 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
 model::Precision products_precision(const Config& config) {
   const model::Precision requested = model::parse_precision(config.train.precision);
   if (requested == model::Precision::Bf16 && !model::bf16_supported()) {
-    log_warn("train.precision = \"bf16\", but this ",
-#if defined(LLMTRAIN_WITH_CUDA)
-             "CUDA build has no bf16 products yet",
-#else
-             "CPU has no AVX512_BF16",
-#endif
-             ": matrix products run in fp32");
+    log_warn("train.precision = \"bf16\", but bf16 products need a CPU with AVX512_BF16 (and the host build): "
+             "this one has none, so matrix products run in fp32");
     return model::Precision::Fp32;
   }
   log_info("matrix products: ", model::precision_name(requested),
