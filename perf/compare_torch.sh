@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Side by side: llmtrain's training step and PyTorch's (CPU, float32) on the same model, batch, sequence
-# length and one thread, both pinned to cpu 1. Both print wall-clock and CPU-time figures: on a shared
+# Side by side: llmtrain's training step and PyTorch's (CPU) on the same model, batch, sequence
+# length, precision (--precision fp32|bf16: PyTorch then uses autocast) and one thread, both pinned to cpu 1.
+# Both print wall-clock and CPU-time figures: on a shared
 # machine the CPU-time ones are the comparable ones. Usage: perf/compare_torch.sh [build-dir] [extra args, e.g. --preset tiny --seq 256]
 # Needs a Release build of train_step_bench and torch installed (pip install torch).
 set -euo pipefail

@@ -5,9 +5,13 @@ and thread count, one training step = forward + backward + clip + AdamW. Uses Py
 (scaled_dot_product_attention with GQA, F.rms_norm, foreach AdamW).
 
 Usage: python3 perf/torch_train_step.py [--preset small|tiny] [--seq 1024] [--rows 1] [--steps 2] [--threads 1]
+                                        [--precision fp32|bf16]
+--precision bf16 runs forward and loss under torch.autocast("cpu", dtype=torch.bfloat16), fp32 weights and
+optimizer (the peer of llmtrain's train.precision = "bf16").
 Needs torch (PyPI); nothing in the build or tests does.
 """
 import argparse
+import contextlib
 import math
 import time
 
@@ -80,7 +84,9 @@ def main():
     ap.add_argument("--rows", type=int, default=1)
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     a = ap.parse_args()
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if a.precision == "bf16" else contextlib.nullcontext
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     c = PRESETS[a.preset]
@@ -94,20 +100,22 @@ def main():
     tokens = torch.randint(0, VOCAB, (a.rows, a.seq + 1))
     x, y = tokens[:, :-1], tokens[:, 1:]
     n = 2048
-    m1, m2 = torch.randn(n, n), torch.randn(n, n)
+    dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
+    m1, m2 = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     best = min((lambda t0: (m1 @ m2, time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(3))
     best_cpu = min((lambda c0: (m1 @ m2, time.process_time() - c0)[1])(time.process_time()) for _ in range(3))
     peak, cpu_peak = 2 * n ** 3 / best, 2 * n ** 3 / best_cpu
     print(f"torch {torch.__version__}, {a.threads} thread(s), matmul peak (2048^3): {peak / 1e9:.1f} GFLOP/s wall-clock, "
           f"{cpu_peak / 1e9:.1f} GFLOP/s CPU time")
-    print(f"model: {a.preset}, {n_params / 1e6:.1f}M parameters, rows {a.rows} x seq {a.seq}")
+    print(f"model: {a.preset}, {n_params / 1e6:.1f}M parameters, rows {a.rows} x seq {a.seq}, precision {a.precision}")
     matmul_params = c["n_layers"] * (c["dim"] * (c["n_heads"] + 2 * c["n_kv_heads"]) * (c["dim"] // c["n_heads"])
                                      + c["dim"] ** 2 + 3 * c["dim"] * c["ffn_hidden"]) + VOCAB * c["dim"]
     flops = a.rows * a.seq * (6 * matmul_params + 6 * c["n_layers"] * c["dim"] * a.seq)
     for s in range(a.steps + 1):
         t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
-        loss = model(x, y)
+        with autocast():
+            loss = model(x, y)
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()

@@ -1,9 +1,9 @@
-// One training step of a model preset on one core: tokens/s, MFU against the sgemm peak measured in the
-// same run, and the share of the step's time spent outside gemm.
+// One training step of a model preset on one core: tokens/s, MFU against the gemm peak (in the same
+// precision) measured in the same run, and the share of the step's time spent outside gemm.
 //
 // Usage: train_step_bench [--preset small|tiny] [--seq N] [--rows N] [--steps N] [--recompute none|blocks]
-// Runs with one BLAS thread. Re-executes itself with OPENBLAS_CORETYPE=SkylakeX where that is the fast
-// kernel set (see include/llmtrain/model/blas_runtime.hpp); set OPENBLAS_CORETYPE yourself to compare.
+//                         [--precision fp32|bf16]
+// Runs with one BLAS thread. Re-executes itself with the OPENBLAS_CORETYPE that is the fast kernel set (see include/llmtrain/model/blas_runtime.hpp); set OPENBLAS_CORETYPE yourself to compare.
 #include <Kokkos_Core.hpp>
 #include <time.h>
 
@@ -31,15 +31,16 @@ static double cpu_seconds() {
   return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
-// An sgemm peak probe timed in CPU time, which other processes do not disturb: the best call is enough.
-static double sgemm_peak_cpu_time(std::int64_t n, int repeats) {
+// A gemm peak probe timed in CPU time, which other processes do not disturb: the best call is enough.
+static double gemm_peak_cpu_time(model::Precision precision, std::int64_t n, int repeats) {
   Kokkos::View<float*> a("a", n * n), b("b", n * n), c("c", n * n);
   Kokkos::deep_copy(a, 0.5f);
   Kokkos::deep_copy(b, 0.25f);
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
     const double start = cpu_seconds();
-    model::gemm<float>(model::Trans::No, model::Trans::No, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    model::gemm<float>(model::Trans::No, model::Trans::No, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n,
+                              precision);
     best = std::min(best, cpu_seconds() - start);
   }
   return 2.0 * double(n) * double(n) * double(n) / best;
@@ -48,7 +49,7 @@ static double sgemm_peak_cpu_time(std::int64_t n, int repeats) {
 int main(int argc, char** argv) {
   model::ensure_fast_blas_kernels(argv);
   model::set_blas_threads(1);
-  std::string preset = "small", recompute = "none";
+  std::string preset = "small", recompute = "none", precision_name = "fp32";
   std::int64_t seq = 1024, rows = 1, steps = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
@@ -57,22 +58,24 @@ int main(int argc, char** argv) {
     else if (key == "--rows") rows = std::stoll(value);
     else if (key == "--steps") steps = std::stoll(value);
     else if (key == "--recompute") recompute = value;
+    else if (key == "--precision") precision_name = value;
     else { std::fprintf(stderr, "unknown option %s\n", key.c_str()); return 2; }
   }
   Kokkos::ScopeGuard kokkos(argc, argv);
   ModelConfig config = perf::preset(preset);
   config.max_seq_len = std::max(config.max_seq_len, seq);
-  const double peak = model::measure_sgemm_peak(2048, 1.0);
-  const double cpu_peak = sgemm_peak_cpu_time(2048, 3);
-  std::printf("blas kernels: %s, sgemm peak (2048^3, 1 thread): %.1f GFLOP/s wall-clock (90th percentile over 1 s), "
-              "%.1f GFLOP/s CPU time\n",
-              model::blas_kernel_name().c_str(), peak / 1e9, cpu_peak / 1e9);
-  std::printf("model: %s, %.1fM parameters, rows %lld x seq %lld, recompute %s\n", preset.c_str(),
+  const model::Precision precision = model::parse_precision(precision_name);
+  const double peak = model::measure_gemm_peak(precision, 2048, 1.0);
+  const double cpu_peak = gemm_peak_cpu_time(precision, 2048, 3);
+  std::printf("blas kernels: %s, %s gemm peak (2048^3, 1 thread): %.1f GFLOP/s wall-clock (90th percentile over "
+              "1 s), %.1f GFLOP/s CPU time\n",
+              model::blas_kernel_name().c_str(), precision_name.c_str(), peak / 1e9, cpu_peak / 1e9);
+  std::printf("model: %s, %.1fM parameters, rows %lld x seq %lld, recompute %s, precision %s\n", preset.c_str(),
               double(config.parameter_count()) / 1e6, static_cast<long long>(rows), static_cast<long long>(seq),
-              recompute.c_str());
+              recompute.c_str(), precision_name.c_str());
   {
     model::LocalUnits<float> units(config);
-    model::Model<float> net(config, model::parse_recompute(recompute), units);
+    model::Model<float> net(config, model::parse_recompute(recompute), units, precision);
     optim::AdamW adamw(units.params(), optim::AdamWOptions{});
     Batch batch;
     batch.rows = rows;

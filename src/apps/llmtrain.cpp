@@ -12,6 +12,8 @@
 #include "llmtrain/job/job.hpp"
 #include "llmtrain/job/preflight.hpp"
 #include "llmtrain/model/blas_runtime.hpp"
+#include "llmtrain/model/gemm.hpp"
+#include "llmtrain/model/kernels_isa.hpp"
 
 namespace {
 
@@ -58,6 +60,9 @@ void print_version() {
               ""
 #endif
   );
+  std::printf("kernels on this CPU: element-wise %s; bf16 products %s; BLAS %s\n", llmtrain::model::elementwise_isa(),
+              llmtrain::model::bf16_supported() ? "AVX512_BF16" : "emulated (no AVX512_BF16: train.precision = \"bf16\" runs fp32)",
+              llmtrain::model::blas_kernel_name().c_str());
 }
 
 // Returns the options, or exits for --help/--version/--config-reference and usage errors (before MPI

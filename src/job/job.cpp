@@ -91,9 +91,10 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     p.trace = std::make_unique<parallel::Trace>(runtime.rank());
     p.store->set_trace(p.trace.get());
   }
-  p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store);
+  const model::Precision precision = products_precision(config);
+  p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store, precision);
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
-  if (peak_flops <= 0) peak_flops = model::measure_sgemm_peak();
+  if (peak_flops <= 0) peak_flops = model::measure_gemm_peak(precision);
   p.trainer.emplace(train_options(config, peak_flops), *p.model, *p.store, *p.optimizer, *p.comm);
   if (!config.checkpoint.dir.empty())
     dist::agree(runtime, [&] {

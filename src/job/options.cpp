@@ -2,6 +2,7 @@
 #include "llmtrain/job/options.hpp"
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/log.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
 #include "llmtrain/optim/schedule.hpp"
 
@@ -46,6 +47,18 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
   if (!config.tokenizer.eos_token.empty())
     out.eos_id = special_token(config, tokenizer, "eos_token", config.tokenizer.eos_token);
   return out;
+}
+
+model::Precision products_precision(const Config& config) {
+  const model::Precision requested = model::parse_precision(config.train.precision);
+  if (requested == model::Precision::Bf16 && !model::bf16_supported()) {
+    log_warn("train.precision = \"bf16\", but bf16 products need a CPU with AVX512_BF16 (and the host build): "
+             "this one has none, so matrix products run in fp32");
+    return model::Precision::Fp32;
+  }
+  log_info("matrix products: ", model::precision_name(requested),
+           requested == model::Precision::Bf16 ? " operands, fp32 accumulation" : "");
+  return requested;
 }
 
 optim::AdamWOptions adamw_options(const Config& config) {

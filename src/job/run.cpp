@@ -14,6 +14,8 @@
 #include "llmtrain/job/job.hpp"
 #include "llmtrain/job/options.hpp"
 #include "llmtrain/model/blas_runtime.hpp"
+#include "llmtrain/model/gemm.hpp"
+#include "llmtrain/model/kernels_isa.hpp"
 
 namespace llmtrain::job {
 namespace {
@@ -80,7 +82,8 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
   set_up_logging(config, runtime);
   log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
            " nodes, configuration ", config.source_file);
-  log_info("BLAS kernels: ", model::blas_kernel_name());
+  log_info("kernels: BLAS ", model::blas_kernel_name(), ", element-wise ", model::elementwise_isa(), ", bf16 products ",
+           model::bf16_supported() ? "AVX512_BF16" : "not supported by this CPU");
   model::set_blas_threads(1);  // one rank per core: BLAS threads would only compete with other ranks
 
   Kokkos::ScopeGuard kokkos;

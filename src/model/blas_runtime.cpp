@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 // OpenBLAS extensions, declared weak so that the program still links and runs against another BLAS.
@@ -23,12 +24,25 @@ bool cpu_has_avx512() {
          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 }
 
-// Kernel sets that already use AVX-512; anything else on an AVX-512 CPU is the fallback trap.
-bool is_avx512_kernel(const std::string& name) {
-  for (const char* fast : {"skylakex", "cooperlake", "sapphirerapids"}) {
-    if (strcasecmp(name.c_str(), fast) == 0) return true;
+bool cpu_has_avx512_bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+}
+
+bool name_in(const std::string& name, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (strcasecmp(name.c_str(), n) == 0) return true;
   }
   return false;
+}
+
+// The kernel set this CPU should run, given the one OpenBLAS picked: on AVX512_BF16 CPUs one with the bf16
+// sbgemm kernels (SkylakeX's sbgemm is a slow generic loop), on other AVX-512 CPUs any AVX-512 set.
+// Empty: keep the current one.
+std::string wanted_kernel(const std::string& current) {
+  if (!cpu_has_avx512()) return "";
+  if (cpu_has_avx512_bf16()) return name_in(current, {"cooperlake", "sapphirerapids"}) ? "" : "Cooperlake";
+  return name_in(current, {"skylakex", "cooperlake", "sapphirerapids"}) ? "" : "SkylakeX";
 }
 
 }  // namespace
@@ -41,12 +55,13 @@ std::string blas_kernel_name() {
 
 void ensure_fast_blas_kernels(char** argv) {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  if (openblas_get_corename == nullptr || !cpu_has_avx512()) return;
-  if (is_avx512_kernel(blas_kernel_name())) return;
-  setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  if (openblas_get_corename == nullptr) return;
+  const std::string wanted = wanted_kernel(blas_kernel_name());
+  if (wanted.empty()) return;
+  setenv("OPENBLAS_CORETYPE", wanted.c_str(), 1);
   execv("/proc/self/exe", argv);
-  std::fprintf(stderr, "llmtrain: could not re-execute with OPENBLAS_CORETYPE=SkylakeX (%s); using %s kernels\n",
-               std::strerror(errno), blas_kernel_name().c_str());
+  std::fprintf(stderr, "llmtrain: could not re-execute with OPENBLAS_CORETYPE=%s (%s); using %s kernels\n",
+               wanted.c_str(), std::strerror(errno), blas_kernel_name().c_str());
 }
 
 void set_blas_threads(int threads) {

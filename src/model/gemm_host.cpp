@@ -1,13 +1,22 @@
 // Host gemm dispatch: row-major CBLAS. In a CUDA build of Kokkos, gemm() goes to cuBLAS instead
 // (src/model/cuda/gemm_cublas.cpp), since the pointers then live in device memory.
+//
+// Bf16 products: on CPUs with AVX512_BF16 our kernel (isa/gemm_bf16_avx512.cpp; Debian's OpenBLAS has no
+// cblas_sbgemm), which rounds the operands while packing them. Elsewhere the same arithmetic is emulated:
+// the operands are rounded to bf16 values held in fp32 and multiplied by sgemm. The product of two bf16
+// values is exact in fp32, so that too is an fp32 accumulation of bf16 products, only not faster.
 #include <cblas.h>
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
+#include "llmtrain/core/error.hpp"
 #include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
+#include "isa/gemm_bf16_kernel.hpp"
 
 namespace llmtrain::model {
 
@@ -20,16 +29,44 @@ void gemm_cublas(Trans, Trans, std::int64_t, std::int64_t, std::int64_t, T, cons
 namespace {
 
 GemmStats g_stats;
+std::vector<float> g_rounded_a, g_rounded_b;  // scratch of the emulated bf16 path (one thread per process)
 
 CBLAS_TRANSPOSE to_cblas(Trans t) { return t == Trans::Yes ? CblasTrans : CblasNoTrans; }
 
+// fp32 -> the nearest bf16 (ties to even), returned as the fp32 of the same value; NaNs stay NaN.
+float round_to_bf16(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  bits = nan ? bits | 0x400000u : (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// Copies a rows x cols matrix with leading dimension ld into dst (leading dimension cols), rounded to bf16.
+const float* rounded_copy(std::vector<float>& dst, const float* src, std::int64_t rows, std::int64_t cols,
+                          std::int64_t ld) {
+  dst.resize(std::size_t(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < cols; ++j) dst[std::size_t(r * cols + j)] = round_to_bf16(src[r * ld + j]);
+  return dst.data();
+}
+
 void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-               std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+               std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+               Precision precision) {
+  if (precision == Precision::Bf16) {
+    const auto product = bf16_supported() ? isa::gemm_bf16_avx512 : isa::gemm_bf16_emulated;
+    product(ta == Trans::Yes, tb == Trans::Yes, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, to_cblas(ta), to_cblas(tb), int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
               beta, c, int(ldc));
 }
 void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
-               std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
+               std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc,
+               Precision precision) {
+  LLMTRAIN_CHECK(precision == Precision::Fp32, "bf16 products are for float operands only");
   cblas_dgemm(CblasRowMajor, to_cblas(ta), to_cblas(tb), int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
               beta, c, int(ldc));
 }
@@ -43,7 +80,8 @@ constexpr std::int64_t kPanelRowMultiple = 64;
 
 template <typename T>
 void host_gemm_polled(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
-                      std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+                      std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc,
+                      Precision precision) {
   const double budget = double(progress_interval_us()) * 1e-6 * kNominalFlopsPerSecond;
   std::int64_t rows = m;
   if (budget > 0 && k > 0) {
@@ -53,34 +91,70 @@ void host_gemm_polled(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::i
   for (std::int64_t i0 = 0; i0 < m; i0 += rows) {
     const std::int64_t panel = std::min(rows, m - i0);
     const T* a_panel = ta == Trans::No ? a + i0 * lda : a + i0;  // op(A) rows i0.. : A's rows or columns
-    host_gemm(ta, tb, panel, n, k, alpha, a_panel, lda, b, ldb, beta, c + i0 * ldc, ldc);
+    host_gemm(ta, tb, panel, n, k, alpha, a_panel, lda, b, ldb, beta, c + i0 * ldc, ldc, precision);
     poll_progress();
   }
 }
 
+template <typename T>
+void dispatch(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+              std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, Precision precision) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  LLMTRAIN_CHECK(precision == Precision::Fp32, "train.precision = \"bf16\" is not implemented in the CUDA build");
+  Kokkos::fence();  // Kokkos kernels and cuBLAS may use different streams
+  gemm_cublas<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  Kokkos::fence();
+#else
+  host_gemm_polled(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
+#endif
+}
+
 }  // namespace
+
+void isa::gemm_bf16_emulated(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a,
+                             long lda, const float* b, long ldb, float beta, float* c, long ldc) {
+  const long a_cols = trans_a ? m : k, b_cols = trans_b ? k : n;
+  a = rounded_copy(g_rounded_a, a, trans_a ? k : m, a_cols, lda);
+  b = rounded_copy(g_rounded_b, b, trans_b ? n : k, b_cols, ldb);
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m), int(n),
+              int(k), alpha, a, int(std::max(1L, a_cols)), b, int(std::max(1L, b_cols)), beta, c, int(ldc));
+}
+
+Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return Precision::Fp32;
+  if (name == "bf16") return Precision::Bf16;
+  LLMTRAIN_FAIL("train.precision must be \"fp32\" or \"bf16\", got \"", name, "\"");
+}
+
+const char* precision_name(Precision precision) { return precision == Precision::Bf16 ? "bf16" : "fp32"; }
+
+bool bf16_supported() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return false;
+#else
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return supported;
+#endif
+}
 
 template <typename T>
 void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
-          std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+          std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, Precision precision) {
   if (m == 0 || n == 0) return;
   const Stopwatch watch;
-#if defined(KOKKOS_ENABLE_CUDA)
-  Kokkos::fence();  // Kokkos kernels and cuBLAS may use different streams
-  gemm_cublas<T>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  Kokkos::fence();
-#else
-  host_gemm_polled(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#endif
+  dispatch(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
   g_stats.seconds += watch.seconds();
   g_stats.flops += 2.0 * double(m) * double(n) * double(k);
   g_stats.calls += 1;
 }
 
 template void gemm<float>(Trans, Trans, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
-                          const float*, std::int64_t, float, float*, std::int64_t);
+                          const float*, std::int64_t, float, float*, std::int64_t, Precision);
 template void gemm<double>(Trans, Trans, std::int64_t, std::int64_t, std::int64_t, double, const double*,
-                           std::int64_t, const double*, std::int64_t, double, double*, std::int64_t);
+                           std::int64_t, const double*, std::int64_t, double, double*, std::int64_t, Precision);
 
 GemmStats gemm_stats() { return g_stats; }
 void reset_gemm_stats(const GemmStats& value) { g_stats = value; }

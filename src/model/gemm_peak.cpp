@@ -1,4 +1,4 @@
-// Measured sgemm peak: the reference for MFU, taken in the same process and run as the training.
+// Measured gemm peak (fp32 or bf16): the reference for MFU, taken in the same process and run as the training.
 //
 // One timed call is noisy on a shared machine (another process takes the core for a few milliseconds) and
 // the first calls pay for page faults and BLAS start-up, so the probe warms up, then times many calls over
@@ -25,7 +25,7 @@ double peak_from_rates(std::vector<double> rates, double percentile) {
   return rates[std::max<std::size_t>(rank, 1) - 1];
 }
 
-double measure_sgemm_peak(std::int64_t n, double min_seconds) {
+double measure_gemm_peak(Precision precision, std::int64_t n, double min_seconds) {
   constexpr int kWarmUp = 2, kMinCalls = 10;
   constexpr double kPercentile = 90;
   Kokkos::View<float*> a("peak.a", n * n), b("peak.b", n * n), c("peak.c", n * n);
@@ -37,7 +37,7 @@ double measure_sgemm_peak(std::int64_t n, double min_seconds) {
   const Stopwatch total;
   for (int call = 0; call < kWarmUp + kMinCalls || total.seconds() < min_seconds; ++call) {
     const Stopwatch watch;
-    gemm<float>(Trans::No, Trans::No, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    gemm<float>(Trans::No, Trans::No, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n, precision);
     Kokkos::fence();
     if (call >= kWarmUp) rates.push_back(flops / watch.seconds());
   }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <optional>
+#include <type_traits>
 
 #include "activations.hpp"
 #include "attention.hpp"
@@ -40,6 +41,7 @@ template <typename T>
 struct Model<T>::State {
   ModelConfig config;
   Recompute recompute;
+  Precision precision;
   UnitAccess<T>* units = nullptr;
   std::vector<UnitLayout> layouts;
   std::vector<const T*> param;  // per unit: its parameters while acquired, else null
@@ -58,6 +60,11 @@ struct Model<T>::State {
   PassTimes times;
 
   Index n() const { return batch * seq; }
+  // Every product of the model, in the model's precision.
+  void mm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b, Index ldb,
+          T beta, T* c, Index ldc) {
+    gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
+  }
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
   const T* w(Index unit, const char* name) const {
     LLMTRAIN_CHECK(param[unit], "model read unit ", layouts[unit].name, " without acquiring it");
@@ -175,20 +182,20 @@ void Model<T>::State::block_forward(Index layer) {
   const T* x = resid[layer].data();
   // Attention half: mid = x + wo(attention(rope(wqkv(norm(x)))))
   ops::rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
-  gemm<T>(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w(u, "wq"), D, T(0), a.qkv.data(), W);
+  mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w(u, "wq"), D, T(0), a.qkv.data(), W);
   ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), +1);
   attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
   poll_progress();
   ops::copy(a.mid.data(), x, N * D);
-  gemm<T>(Trans::No, Trans::Yes, N, D, D, T(1), a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
+  mm(Trans::No, Trans::Yes, N, D, D, T(1), a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
   // MLP half: out = mid + w2(silu(w1(norm(mid))) * w3(norm(mid)))
   ops::rmsnorm_forward(a.xn2.data(), a.rstd2.data(), a.mid.data(), w(u, "ffn_norm"), N, D, c.norm_eps);
-  gemm<T>(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w(u, "w1"), D, T(0), a.h13.data(), 2 * F);
+  mm(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w(u, "w1"), D, T(0), a.h13.data(), 2 * F);
   ops::swiglu_forward(a.hg.data(), a.h13.data(), N, F);
   T* out = resid[layer + 1].data();
   ops::copy(out, a.mid.data(), N * D);
-  gemm<T>(Trans::No, Trans::Yes, N, D, F, T(1), a.hg.data(), F, w(u, "w2"), F, T(1), out, D);
+  mm(Trans::No, Trans::Yes, N, D, F, T(1), a.hg.data(), F, w(u, "w2"), F, T(1), out, D);
 }
 
 // d_out: gradient w.r.t. the block's output; d_in receives the gradient w.r.t. its input (overwritten).
@@ -203,23 +210,23 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   // MLP half. The residual passes d_out straight to mid.
   T* d_mid = s.d_mid.data();
   ops::copy(d_mid, d_out, N * D);
-  gemm<T>(Trans::No, Trans::No, N, F, D, T(1), d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
-  gemm<T>(Trans::Yes, Trans::No, D, F, N, T(1), d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
+  mm(Trans::No, Trans::No, N, F, D, T(1), d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
+  mm(Trans::Yes, Trans::No, D, F, N, T(1), d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
   ops::swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
-  gemm<T>(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w(u, "w1"), D, T(0), s.d_xn.data(), D);
-  gemm<T>(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g(u, "w1"), D);
+  mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w(u, "w1"), D, T(0), s.d_xn.data(), D);
+  mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g(u, "w1"), D);
   ops::rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(), N, D);
   // Attention half.
   ops::copy(d_in, d_mid, N * D);
-  gemm<T>(Trans::No, Trans::No, N, D, D, T(1), d_mid, D, w(u, "wo"), D, T(0), s.d_attn.data(), D);
-  gemm<T>(Trans::Yes, Trans::No, D, D, N, T(1), d_mid, D, a.attn.data(), D, T(1), g(u, "wo"), D);
+  mm(Trans::No, Trans::No, N, D, D, T(1), d_mid, D, w(u, "wo"), D, T(0), s.d_attn.data(), D);
+  mm(Trans::Yes, Trans::No, D, D, N, T(1), d_mid, D, a.attn.data(), D, T(1), g(u, "wo"), D);
   attention->backward(s.d_qkv.data(), s.d_attn.data(), a.attn.data(), a.lse.data(), a.qkv.data(),
                       use_doc ? doc.data() : nullptr);
   poll_progress();
   ops::rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), -1);
-  gemm<T>(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w(u, "wq"), D, T(0), s.d_xn.data(), D);
-  gemm<T>(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g(u, "wq"), D);
+  mm(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w(u, "wq"), D, T(0), s.d_xn.data(), D);
+  mm(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g(u, "wq"), D);
   ops::rmsnorm_backward(d_in, g(u, "attn_norm"), s.d_xn.data(), x, w(u, "attn_norm"), a.rstd1.data(), N, D);
 }
 
@@ -236,14 +243,14 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
   for (Index r0 = 0; r0 < N; r0 += kHeadChunkRows) {
     const Index rows = std::min(kHeadChunkRows, N - r0);
     T* z = head_logits.data();
-    gemm<T>(Trans::No, Trans::Yes, rows, V, D, T(1), final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V);
+    mm(Trans::No, Trans::Yes, rows, V, D, T(1), final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V);
     if (logits_out) ops::copy(logits_out + r0 * V, z, rows * V);
     ops::cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
                             grad_scale_per_token, want_grad);
     if (!want_grad) continue;
     const Stopwatch backward_watch;  // the head's backward half, counted as backward time
-    gemm<T>(Trans::No, Trans::No, rows, D, V, T(1), z, V, head_weight(), D, T(0), d_final + r0 * D, D);
-    gemm<T>(Trans::Yes, Trans::No, V, D, rows, T(1), z, V, final_x.data() + r0 * D, D, T(1), head_grad(), D);
+    mm(Trans::No, Trans::No, rows, D, V, T(1), z, V, head_weight(), D, T(0), d_final + r0 * D, D);
+    mm(Trans::Yes, Trans::No, V, D, rows, T(1), z, V, final_x.data() + r0 * D, D, T(1), head_grad(), D);
     times.backward_s += fenced_seconds(backward_watch);
   }
   if (want_grad) {
@@ -266,12 +273,15 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
 }
 
 template <typename T>
-Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units)
+Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units, Precision precision)
     : state_(std::make_unique<State>()) {
   config.validate();
+  LLMTRAIN_CHECK((std::is_same_v<T, float>) || precision == Precision::Fp32,
+                 "bf16 products are for float models only (the double model backs the gradient checks)");
   auto& s = *state_;
   s.config = config;
   s.recompute = recompute;
+  s.precision = precision;
   s.units = &units;
   s.layouts = unit_layouts(config);
   s.param.assign(s.layouts.size(), nullptr);

@@ -4,7 +4,8 @@
 // and so is the gradient flowing into the residual stream, which has two consumers. Every reduction that
 // feeds a parameter gradient runs over rows inside one parallel index (one column), so results do not
 // depend on thread scheduling: training is bitwise reproducible. Matrices are row-major [rows, cols].
-// Templated on the scalar so that the gradient checks run the same code in double precision.
+// Templated on the scalar so that the gradient checks run the same code in double precision. The
+// arithmetic of the row-wise kernels is in row_kernels.inc (one definition for every variant).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -12,12 +13,27 @@
 #include <cmath>
 #include <cstdint>
 
+#include <type_traits>
+
 #include "fast_math.hpp"
+#include "isa/kernels.hpp"
 
 namespace llmtrain::model::ops {
 
 using Index = std::int64_t;
 using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<Index>>;
+
+// Float kernels on the host run the variant for the widest instruction set the CPU has (isa/kernels.hpp);
+// the same row functions, as Kokkos kernels, serve double (gradient checks) and GPUs.
+#if defined(KOKKOS_ENABLE_CUDA)
+template <typename T>
+inline constexpr bool kHostFloat = false;
+#else
+template <typename T>
+inline constexpr bool kHostFloat = std::is_same_v<T, float>;
+#endif
+
+#include "row_kernels.inc"
 
 // out[r, :] = table[tokens[r], :]
 template <typename T>
@@ -39,28 +55,22 @@ void embedding_backward(T* dtable, const T* dout, const std::int32_t* tokens, In
 // out = x / rms(x) * w per row; rstd[r] = 1 / sqrt(mean(x[r]^2) + eps) is kept for the backward pass.
 template <typename T>
 void rmsnorm_forward(T* out, T* rstd, const T* x, const T* w, Index rows, Index dim, double eps) {
+  if constexpr (kHostFloat<T>) return isa::kernels().rmsnorm_forward(out, rstd, x, w, rows, dim, eps);
   Kokkos::parallel_for("rmsnorm_forward", Range(0, rows), KOKKOS_LAMBDA(Index r) {
-    const T* xr = x + r * dim;
-    T sum = 0;
-    for (Index j = 0; j < dim; ++j) sum += xr[j] * xr[j];
-    const T s = T(1) / std::sqrt(sum / T(dim) + T(eps));
-    rstd[r] = s;
-    for (Index j = 0; j < dim; ++j) out[r * dim + j] = xr[j] * s * w[j];
+    rstd[r] = rmsnorm_forward_row(out + r * dim, x + r * dim, w, dim, eps);
   });
 }
 
 // dx += d(out)/dx . dout (accumulates), dw += sum over rows of dout * x * rstd.
 template <typename T>
 void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const T* rstd, Index rows, Index dim) {
-  Kokkos::parallel_for("rmsnorm_backward_dx", Range(0, rows), KOKKOS_LAMBDA(Index r) {
-    const T* xr = x + r * dim;
-    const T* dr = dout + r * dim;
-    const T s = rstd[r];
-    T dot = 0;  // sum_j dxhat_j * xhat_j
-    for (Index j = 0; j < dim; ++j) dot += dr[j] * w[j] * xr[j] * s;
-    const T mean_dot = dot / T(dim);
-    for (Index j = 0; j < dim; ++j) dx[r * dim + j] += s * (dr[j] * w[j] - xr[j] * s * mean_dot);
-  });
+  if constexpr (kHostFloat<T>) {
+    isa::kernels().rmsnorm_backward_dx(dx, dout, x, w, rstd, rows, dim);
+  } else {
+    Kokkos::parallel_for("rmsnorm_backward_dx", Range(0, rows), KOKKOS_LAMBDA(Index r) {
+      rmsnorm_backward_dx_row(dx + r * dim, dout + r * dim, x + r * dim, w, rstd[r], dim);
+    });
+  }
   Kokkos::parallel_for("rmsnorm_backward_dw", Range(0, dim), KOKKOS_LAMBDA(Index j) {
     T sum = 0;
     for (Index r = 0; r < rows; ++r) sum += dout[r * dim + j] * x[r * dim + j] * rstd[r];
@@ -93,27 +103,20 @@ void rope_apply(T* qk, const T* cos_table, const T* sin_table, Index rows, Index
 // SwiGLU: h13 = [gate | up] (each `hidden` wide); out = silu(gate) * up.
 template <typename T>
 void swiglu_forward(T* out, const T* h13, Index rows, Index hidden) {
+  if constexpr (kHostFloat<T>) return isa::kernels().swiglu_forward(out, h13, rows, hidden);
   Kokkos::parallel_for("swiglu_forward", Range(0, rows), KOKKOS_LAMBDA(Index r) {
     const T* g = h13 + r * 2 * hidden;
-    const T* u = g + hidden;
-    T* o = out + r * hidden;
-    for (Index j = 0; j < hidden; ++j) o[j] = g[j] / (T(1) + fast::exp(-g[j])) * u[j];
+    swiglu_forward_row(out + r * hidden, g, g + hidden, hidden);
   });
 }
 
 template <typename T>
 void swiglu_backward(T* dh13, const T* dout, const T* h13, Index rows, Index hidden) {
+  if constexpr (kHostFloat<T>) return isa::kernels().swiglu_backward(dh13, dout, h13, rows, hidden);
   Kokkos::parallel_for("swiglu_backward", Range(0, rows), KOKKOS_LAMBDA(Index r) {
     const T* g = h13 + r * 2 * hidden;
-    const T* u = g + hidden;
-    const T* d = dout + r * hidden;
     T* dg = dh13 + r * 2 * hidden;
-    T* du = dg + hidden;
-    for (Index j = 0; j < hidden; ++j) {
-      const T sig = T(1) / (T(1) + fast::exp(-g[j]));
-      dg[j] = d[j] * u[j] * sig * (T(1) + g[j] * (T(1) - sig));
-      du[j] = d[j] * g[j] * sig;
-    }
+    swiglu_backward_row(dg, dg + hidden, dout + r * hidden, g, g + hidden, hidden);
   });
 }
 
@@ -134,23 +137,10 @@ void fill(T* dst, T value, Index n) {
 template <typename T>
 void cross_entropy_rows(T* logits, T* loss, const std::int32_t* targets, Index rows, Index vocab,
                         std::int32_t ignore_index, T grad_scale, bool want_grad) {
+  if constexpr (kHostFloat<T>)
+    return isa::kernels().cross_entropy_rows(logits, loss, targets, rows, vocab, ignore_index, grad_scale, want_grad);
   Kokkos::parallel_for("cross_entropy", Range(0, rows), KOKKOS_LAMBDA(Index r) {
-    T* z = logits + r * vocab;
-    const std::int32_t target = targets[r];
-    if (target == ignore_index) {
-      loss[r] = 0;
-      if (want_grad)
-        for (Index j = 0; j < vocab; ++j) z[j] = 0;
-      return;
-    }
-    const T target_logit = z[target];
-    const T max = fast::row_max(z, vocab);
-    const T sum = fast::exp_shifted_sum(z, vocab, max);
-    loss[r] = std::log(sum) + max - target_logit;
-    if (!want_grad) return;
-    const T scale = grad_scale / sum;
-    for (Index j = 0; j < vocab; ++j) z[j] *= scale;
-    z[target] -= grad_scale;
+    loss[r] = cross_entropy_row(logits + r * vocab, targets[r], vocab, ignore_index, grad_scale, want_grad);
   });
 }
 

@@ -29,7 +29,7 @@ TEST(SgemmPeak, AHighPercentileIgnoresSlowCallsAndOneOutlier) {
 
 TEST(SgemmPeak, MeasuresAPositiveRateAndLeavesTheGemmCountersAlone) {
   model::reset_gemm_stats();
-  const double peak = model::measure_sgemm_peak(64, 0.0);
+  const double peak = model::measure_gemm_peak(model::Precision::Fp32, 64, 0.0);
   EXPECT_TRUE(std::isfinite(peak));
   EXPECT_GT(peak, 0);
   EXPECT_EQ(model::gemm_stats().calls, 0);

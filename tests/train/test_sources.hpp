@@ -108,10 +108,10 @@ class RowSlice : public BatchSource {
 struct TrainingRun {
   TrainingRun(const ModelConfig& config, const train::TrainOptions& options, dist::Collectives& comm,
               const std::string& recompute = "none", const optim::AdamWOptions& adamw = {},
-              const parallel::StoreOptions& store_options = {})
+              const parallel::StoreOptions& store_options = {}, model::Precision precision = model::Precision::Fp32)
       : store_ptr(parallel::make_store(config, store_options, comm)),
         store(*store_ptr),
-        model(config, model::parse_recompute(recompute), store),
+        model(config, model::parse_recompute(recompute), store, precision),
         optimizer(store.param_shards(), adamw),
         trainer(options, model, store, optimizer, comm) {
     trainer.add_hook(stop);

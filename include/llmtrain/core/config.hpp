@@ -65,6 +65,7 @@ struct TrainConfig {
   double eps;
   double grad_clip;
   std::string recompute;
+  std::string precision;
   std::int64_t eval_every;
   std::int64_t eval_batches;
   std::string run_dir;

@@ -7,6 +7,7 @@
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/data/loader.hpp"
+#include "llmtrain/model/gemm.hpp"
 #include "llmtrain/optim/adamw.hpp"
 #include "llmtrain/parallel/store_options.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
@@ -27,6 +28,10 @@ optim::AdamWOptions adamw_options(const Config& config);
 
 // parallel.*: the strategy and its window. Checks that hsdp's shard_group_size divides `world_size`.
 parallel::StoreOptions store_options(const Config& config, int world_size);
+
+// train.precision as the products will run: bf16 only where bf16_supported(); otherwise fp32, with a
+// warning in the log that says why.
+model::Precision products_precision(const Config& config);
 
 // peak_flops: the per-rank flop/s MFU is reported against (0: no MFU).
 train::TrainOptions train_options(const Config& config, double peak_flops);

@@ -3,18 +3,32 @@
 // Row-major, BLAS semantics: C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. On the host it
 // calls CBLAS (OpenBLAS; see blas_runtime.hpp for its kernel choice); a CUDA build of Kokkos routes it to
 // cuBLAS (src/model/cuda/). Instantiated for float and double (double backs the gradient checks).
+//
+// Precision::Bf16 (train.precision = "bf16") is mixed precision as in the seeds' runs: both operands are
+// rounded to bfloat16 (nearest even) and the product is accumulated and written in fp32 (C, alpha, beta
+// stay fp32: gradients accumulate in fp32). On the host that is OpenBLAS's cblas_sbgemm, fast only on CPUs
+// with AVX512_BF16 (bf16_supported()); the job falls back to fp32 elsewhere and says so.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace llmtrain::model {
 
 enum class Trans { No, Yes };
+enum class Precision { Fp32, Bf16 };
 
+Precision parse_precision(const std::string& name);  // "fp32" | "bf16"; throws llmtrain::Error otherwise
+const char* precision_name(Precision precision);
+// Whether Precision::Bf16 runs at bf16 speed here: the CPU has AVX512_BF16 (host build).
+bool bf16_supported();
+
+// Bf16 is for float only (a double product with Bf16 throws).
 template <typename T>
 void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-          const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
+          const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc,
+          Precision precision = Precision::Fp32);
 
 // Work done through gemm() since the last reset: benchmarks use it for the share of time outside gemm.
 struct GemmStats {
@@ -25,13 +39,13 @@ struct GemmStats {
 GemmStats gemm_stats();
 void reset_gemm_stats(const GemmStats& value = GemmStats{});
 
-// The machine's float32 matrix-multiply peak as this process sees it (the MFU denominator), in flop/s:
-// square n x n x n sgemm calls through gemm(), after two warm-up calls, for at least 10 calls and at least
-// `min_seconds`, and the 90th percentile of their rates (peak_from_rates). Does not count towards
+// The machine's matrix-multiply peak in `precision` as this process sees it (the MFU denominator), in
+// flop/s: square n x n x n float products through gemm(), after two warm-up calls, for at least 10 calls and
+// at least `min_seconds`, and the 90th percentile of their rates (peak_from_rates). Does not count towards
 // gemm_stats().
-double measure_sgemm_peak(std::int64_t n = 512, double min_seconds = 0.5);
+double measure_gemm_peak(Precision precision = Precision::Fp32, std::int64_t n = 512, double min_seconds = 0.5);
 
-// The `percentile` (0, 100] of `rates` by nearest rank: what measure_sgemm_peak reports from its samples.
+// The `percentile` (0, 100] of `rates` by nearest rank: what measure_gemm_peak reports from its samples.
 double peak_from_rates(std::vector<double> rates, double percentile);
 
 }  // namespace llmtrain::model

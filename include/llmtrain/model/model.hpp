@@ -15,6 +15,7 @@
 
 #include "llmtrain/core/batch.hpp"
 #include "llmtrain/core/model_config.hpp"
+#include "llmtrain/model/gemm.hpp"
 #include "llmtrain/model/unit_access.hpp"
 
 namespace llmtrain::model {
@@ -40,8 +41,9 @@ struct PassTimes {
 template <typename T>
 class Model {
  public:
-  // `units` must outlive the model and hold units laid out by unit_layouts(config).
-  Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units);
+  // `units` must outlive the model and hold units laid out by unit_layouts(config). `precision`: of the
+  // matrix products (gemm.hpp); parameters, gradients, activations and the loss stay in T.
+  Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units, Precision precision = Precision::Fp32);
   ~Model();
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;

@@ -1,0 +1,10 @@
+// Which instruction sets the host kernels use on this CPU, for --version and the run's first log lines.
+#pragma once
+
+namespace llmtrain::model {
+
+// The variant of the float element-wise kernels (RMSNorm, SwiGLU, cross-entropy) chosen for the running
+// CPU: "avx512", "avx2" or "sse2" (the baseline every x86-64 CPU runs).
+const char* elementwise_isa();
+
+}  // namespace llmtrain::model

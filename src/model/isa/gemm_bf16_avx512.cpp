@@ -1,0 +1,160 @@
+// bf16 matrix product on AVX512_BF16 CPUs (Zen 4, Cooper Lake, Sapphire Rapids): rounds op(A) and op(B)
+// to bf16 (nearest even) while packing them and accumulates in fp32 with VDPBF16PS, which multiplies two
+// bf16 pairs per 32-bit lane: 64 flops per instruction, twice an fp32 FMA.
+//
+// Why our own: Debian's OpenBLAS 0.3.21 is built without BUILD_BFLOAT16 (no cblas_sbgemm).
+// Blocking as in GotoBLAS: a KC x NC block of op(B) and an MC x KC block of op(A) are packed into
+// micro-panels (NR columns, MR rows, k in pairs), and a 12 x 32 register tile runs over each pair of
+// micro-panels. Compiled with AVX-512 flags: only this translation unit may use them, so it includes no
+// header with inline functions (the linker could keep this file's copy for baseline code) and keeps
+// everything but its entry point in an anonymous namespace.
+#include <immintrin.h>
+#include <stdlib.h>
+
+#include "gemm_bf16_kernel.hpp"
+
+namespace llmtrain::model::isa {
+namespace {
+
+constexpr long kMR = 12, kNR = 32;                     // register tile: 12 rows x 2 vectors of 16 columns
+constexpr long kKC = 256, kMC = 12 * 16, kNC = 1024;  // k per block (even), rows and columns per block
+
+struct Operand {
+  const float* data;
+  long ld;
+  bool trans;
+};
+
+// Rounds 32 floats (two vectors) to 32 bf16, nearest even, in the order given (VCVTNE2PS2BF16 puts its
+// second operand first). Inputs below 2^-126 (subnormal) become zero, as the instruction defines.
+__m512i to_bf16(__m512 lo, __m512 hi) { return (__m512i)_mm512_cvtne2ps_pbh(hi, lo); }
+
+// The first `count` of 16 floats at p (none read beyond them), zeros after.
+__m512 load(const float* p, long count) {
+  if (count <= 0) return _mm512_setzero_ps();
+  return count >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p);
+}
+
+// Packs `width` lines (rows of op(A) or columns of op(B), padded with zeros to `panel`) over k in
+// [p0, p0 + kc) into the micro-kernel's layout: the bf16 pair (k = p0 + 2q, p0 + 2q + 1) of line i at
+// 32-bit slot q * panel + i; a missing last k is zero.
+void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long line0, long width, long panel,
+          long p0, long kc) {
+  const long pairs = (kc + 1) / 2;
+  unsigned* out32 = reinterpret_cast<unsigned*>(out);
+  if (k_contiguous) {  // line i is x[(line0 + i) * ld + k]: 32 consecutive k are 16 pairs of one line
+    alignas(64) unsigned tmp[16];
+    for (long i = 0; i < panel; ++i) {
+      const float* line = x + (line0 + i) * ld + p0;
+      for (long q0 = 0; q0 < pairs; q0 += 16) {
+        const long k0 = 2 * q0, left = kc - k0;
+        const __m512i v = i < width ? to_bf16(load(line + k0, left), load(line + k0 + 16, left - 16))
+                                    : _mm512_setzero_si512();
+        _mm512_store_si512(tmp, v);
+        const long n = pairs - q0 < 16 ? pairs - q0 : 16;
+        for (long q = 0; q < n; ++q) out32[(q0 + q) * panel + i] = tmp[q];
+      }
+    }
+    return;
+  }
+  // Line i is x[k * ld + line0 + i]: two k rows side by side, interleaved into pairs, 16 lines at a time.
+  const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
+                                         6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  const __m512i second = _mm512_add_epi16(first, _mm512_set1_epi16(16));
+  for (long q = 0; q < pairs; ++q) {
+    const float* r0 = x + (p0 + 2 * q) * ld + line0;
+    const float* r1 = r0 + ld;
+    const bool has_r1 = 2 * q + 1 < kc;
+    for (long i0 = 0; i0 < panel; i0 += 32) {
+      const long left = width - i0;
+      __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+      if (left > 0) {
+        a = to_bf16(load(r0 + i0, left), load(r0 + i0 + 16, left - 16));
+        if (has_r1) b = to_bf16(load(r1 + i0, left), load(r1 + i0 + 16, left - 16));
+      }
+      const __m512i lo = _mm512_permutex2var_epi16(a, first, b), hi = _mm512_permutex2var_epi16(a, second, b);
+      const long n = panel - i0 < 32 ? panel - i0 : 32;  // pairs to write: 16 from lo, the rest from hi
+      unsigned* dst = out32 + q * panel + i0;
+      _mm512_mask_storeu_epi32(dst, __mmask16(n >= 16 ? 0xffff : (1u << n) - 1), lo);
+      if (n > 16) _mm512_mask_storeu_epi32(dst + 16, __mmask16(n >= 32 ? 0xffff : (1u << (n - 16)) - 1), hi);
+    }
+  }
+}
+
+// op(B)[p0 .. p0+kc) x [j0 .. j0+nc) -> panels of kNR columns.
+void pack_b(unsigned short* out, const Operand& b, long p0, long kc, long j0, long nc) {
+  const long pairs = (kc + 1) / 2;
+  for (long jp = 0; jp < nc; jp += kNR)
+    pack(out + jp * pairs * 2, b.data, b.ld, b.trans, j0 + jp, nc - jp < kNR ? nc - jp : kNR, kNR, p0, kc);
+}
+
+// op(A)[i0 .. i0+mc) x [p0 .. p0+kc) -> panels of kMR rows.
+void pack_a(unsigned short* out, const Operand& a, long i0, long mc, long p0, long kc) {
+  const long pairs = (kc + 1) / 2;
+  for (long ip = 0; ip < mc; ip += kMR)
+    pack(out + ip * pairs * 2, a.data, a.ld, !a.trans, i0 + ip, mc - ip < kMR ? mc - ip : kMR, kMR, p0, kc);
+}
+
+// acc[12 x 32] = A panel x B panel over `pairs` k pairs; then C[rows x cols] += alpha * acc.
+void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, float alpha, float* c, long ldc,
+                  long rows, long cols) {
+  __m512 acc[kMR][2];
+  for (long i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  const int* a_pairs = reinterpret_cast<const int*>(a);
+  for (long q = 0; q < pairs; ++q) {
+    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + q * kNR * 2);
+    const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + q * kNR * 2 + 32);
+    for (long i = 0; i < kMR; ++i) {
+      const __m512bh ai = (__m512bh)_mm512_set1_epi32(a_pairs[q * kMR + i]);
+      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+    }
+  }
+  const __m512 va = _mm512_set1_ps(alpha);
+  if (rows == kMR && cols == kNR) {
+    for (long i = 0; i < kMR; ++i) {
+      float* ci = c + i * ldc;
+      _mm512_storeu_ps(ci, _mm512_fmadd_ps(va, acc[i][0], _mm512_loadu_ps(ci)));
+      _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(va, acc[i][1], _mm512_loadu_ps(ci + 16)));
+    }
+    return;
+  }
+  alignas(64) float tile[kMR][kNR];
+  for (long i = 0; i < kMR; ++i) {
+    _mm512_store_ps(tile[i], acc[i][0]);
+    _mm512_store_ps(tile[i] + 16, acc[i][1]);
+  }
+  for (long i = 0; i < rows; ++i)
+    for (long j = 0; j < cols; ++j) c[i * ldc + j] += alpha * tile[i][j];
+}
+
+}  // namespace
+
+void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
+                      const float* b, long ldb, float beta, float* c, long ldc) {
+  for (long i = 0; i < m; ++i)  // C = beta * C first; every k block then adds alpha * its product
+    for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+  if (k == 0 || alpha == 0.0f) return;
+  const Operand op_a{a, lda, trans_a}, op_b{b, ldb, trans_b};
+  // Scratch for one packed block of each operand, kept between calls (one thread per process).
+  static unsigned short* packed_a = static_cast<unsigned short*>(aligned_alloc(64, kMC * kKC * 2));
+  static unsigned short* packed_b = static_cast<unsigned short*>(aligned_alloc(64, kNC * kKC * 2));
+  for (long j0 = 0; j0 < n; j0 += kNC) {
+    const long nc = n - j0 < kNC ? n - j0 : kNC;
+    for (long p0 = 0; p0 < k; p0 += kKC) {
+      const long kc = k - p0 < kKC ? k - p0 : kKC, pairs = (kc + 1) / 2;
+      pack_b(packed_b, op_b, p0, kc, j0, nc);
+      for (long i0 = 0; i0 < m; i0 += kMC) {
+        const long mc = m - i0 < kMC ? m - i0 : kMC;
+        pack_a(packed_a, op_a, i0, mc, p0, kc);
+        for (long jp = 0; jp < nc; jp += kNR)
+          for (long ip = 0; ip < mc; ip += kMR)
+            micro_kernel(pairs, packed_a + ip * pairs * 2, packed_b + jp * pairs * 2, alpha,
+                         c + (i0 + ip) * ldc + j0 + jp, ldc, mc - ip < kMR ? mc - ip : kMR,
+                         nc - jp < kNR ? nc - jp : kNR);
+      }
+    }
+  }
+}
+
+}  // namespace llmtrain::model::isa

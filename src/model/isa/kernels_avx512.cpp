@@ -1,0 +1,16 @@
+// The host float element-wise kernels built for avx512 (flags in src/CMakeLists.txt; see kernels.hpp).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels.hpp"
+
+namespace llmtrain::model::isa {
+namespace {
+#define LLMTRAIN_ISA_NAME "avx512"
+#include "elementwise.inc"
+}  // namespace
+
+const ElementwiseKernels& kernels_avx512() { return kTable; }
+
+}  // namespace llmtrain::model::isa
