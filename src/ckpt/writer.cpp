@@ -37,13 +37,39 @@ struct Piece {
   }
 };
 
-// The tensors of every unit; each rank writes [lo, hi) of each unit's flat buffer.
-void add_units(std::vector<Piece>& out, const std::string& group, const std::string& suffix,
-               const std::vector<model::ParamUnit<float>>& units, bool split_whole_units, int rank, int size) {
+// The part [lo, hi) of each unit this rank writes. Ranks holding the same range (all of them when replicated,
+// the replica groups' members under HSDP) split it evenly among themselves in rank order, so every element
+// is written, and counted in the checksum, exactly once, and every rank shares the work. Collective.
+std::vector<std::pair<std::int64_t, std::int64_t>> owned_ranges(const std::vector<model::ParamUnit<float>>& units,
+                                                               MPI_Comm comm, int rank, int size) {
+  const std::size_t n = units.size();
+  std::vector<std::int64_t> mine, all(2 * n * std::size_t(size));
   for (const auto& unit : units) {
-    const std::int64_t unit_size = unit.layout.size();
-    std::int64_t lo = unit.begin, hi = std::min(unit.end(), unit_size);
-    if (split_whole_units) lo = unit_size * rank / size, hi = unit_size * (rank + 1) / size;
+    mine.push_back(unit.begin);
+    mine.push_back(std::min(unit.end(), unit.layout.size()));
+  }
+  MPI_Allgather(mine.data(), int(2 * n), MPI_INT64_T, all.data(), int(2 * n), MPI_INT64_T, comm);
+  std::vector<std::pair<std::int64_t, std::int64_t>> owned;
+  for (std::size_t u = 0; u < n; ++u) {
+    const std::int64_t lo = mine[2 * u], hi = mine[2 * u + 1];
+    int holders = 0, index = 0;
+    for (int r = 0; r < size; ++r) {
+      const bool same = all[(std::size_t(r) * n + u) * 2] == lo && all[(std::size_t(r) * n + u) * 2 + 1] == hi;
+      holders += same ? 1 : 0;
+      index += same && r < rank ? 1 : 0;
+    }
+    owned.push_back({lo + (hi - lo) * index / holders, lo + (hi - lo) * (index + 1) / holders});
+  }
+  return owned;
+}
+
+// The tensors of every unit; each rank writes its owned part [lo, hi) of each unit's flat buffer.
+void add_units(std::vector<Piece>& out, const std::string& group, const std::string& suffix,
+               const std::vector<model::ParamUnit<float>>& units,
+               const std::vector<std::pair<std::int64_t, std::int64_t>>& owned) {
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const auto& unit = units[u];
+    const auto [lo, hi] = owned[u];
     for (const auto& t : unit.layout.tensors) {
       Piece p{tensor_dataset(group, unit.layout.name, t.name, suffix), ElementType::f32, {}, 0, 0, nullptr};
       for (auto s : t.shape) p.shape.push_back(hsize_t(s));
@@ -165,15 +191,12 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  // Whole units on every rank (replicated): each writes 1/W of every unit instead of all of it.
-  int whole = 1;
-  for (const auto& u : *c.params) whole &= int(u.begin == 0 && u.end() >= u.layout.size());
-  MPI_Allreduce(MPI_IN_PLACE, &whole, 1, MPI_INT, MPI_MIN, comm);
+  const auto owned = owned_ranges(*c.params, comm, rank, size);  // moments have the parameters' ranges
 
   std::vector<Piece> pieces;
-  add_units(pieces, "model", "", *c.params, whole, rank, size);
-  add_units(pieces, "optim", "m", *c.first_moments, whole, rank, size);
-  add_units(pieces, "optim", "v", *c.second_moments, whole, rank, size);
+  add_units(pieces, "model", "", *c.params, owned);
+  add_units(pieces, "optim", "m", *c.first_moments, owned);
+  add_units(pieces, "optim", "v", *c.second_moments, owned);
   pieces.push_back({"/optim/step", ElementType::i64, {1}, 0, rank == 0 ? 1u : 0u, &c.optimizer_step});
   std::string train_joined, eval_joined;
   std::vector<std::uint64_t> train_offsets, eval_offsets;

@@ -10,8 +10,9 @@
 // mix64(global element index * 0x9e3779b97f4a7c15 ^ element bits), which each rank computes on its slice and one reduction
 // combines, so it does not depend on W or on how the ranks split the data.
 //
-// Each rank writes its range of every unit as a hyperslab of the tensors it covers; ranks that hold whole
-// units (the replicated store) split each unit evenly instead, so every byte is written once.
+// Each rank writes its range of every unit as a hyperslab of the tensors it covers; ranks that hold the same
+// range (every rank when replicated, a replica group's members under HSDP) split it evenly among
+// themselves, so every byte is written, and checksummed, once.
 #pragma once
 
 #include <mpi.h>
