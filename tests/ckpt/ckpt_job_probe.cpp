@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "../job/epoch0_audit.hpp"
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/hash.hpp"
@@ -95,53 +96,12 @@ int bitwise(const fs::path& work, const std::string& config_path, dist::Runtime&
   return total == 0 ? 0 : 1;
 }
 
-using Ranges = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
-using DocKey = std::pair<std::string, std::uint64_t>;  // file, byte offset
-
 int audit(const fs::path& run_dir, const std::string& config_path, dist::Runtime& runtime) {
   if (runtime.rank() != 0) return 0;
-  const Config config = load_config(config_path);
-  std::map<DocKey, Ranges> docs;
-  int lines = 0;
-  for (const auto& entry : fs::directory_iterator(run_dir)) {
-    if (entry.path().filename().string().rfind("provenance.rank", 0) != 0) continue;
-    std::ifstream in(entry.path());
-    for (std::string line; std::getline(in, line); ++lines) {
-      const auto row = nlohmann::json::parse(line);
-      for (const auto& span : row["spans"])
-        if (span[3].get<std::uint32_t>() == 0)
-          docs[{span[1].get<std::string>(), span[2].get<std::uint64_t>()}].push_back({span[4], span[5]});
-    }
-  }
-  // Every document's length in epoch 0, from one fresh loader on one rank.
-  const auto encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
-  data::Loader loader(job::loader_options(config, config.data.datasets, encoder->tokenizer()), encoder, 0, 1);
-  std::map<DocKey, std::uint32_t> length;
-  while (loader.stats().datasets[0].epoch == 0) {
-    loader.next();
-    for (const auto& row : loader.last_provenance())
-      for (const auto& s : row.spans)
-        if (s.epoch == 0) length[{s.file, s.byte_offset}] = std::max(length[{s.file, s.byte_offset}], s.token_end);
-  }
-  int problems = 0;
-  for (const auto& [key, n] : length) {
-    auto ranges = docs[key];
-    std::sort(ranges.begin(), ranges.end());
-    std::uint32_t covered = 0;
-    for (const auto& [begin, end] : ranges) {
-      if (begin != covered)
-        ++problems, std::fprintf(stderr, "%s@%llu: tokens [%u, %u) %s\n", key.first.c_str(), (unsigned long long)key.second,
-                                 std::min(begin, covered), std::max(begin, covered), begin < covered ? "twice" : "skipped");
-      covered = std::max(covered, end);
-    }
-    if (covered != n)
-      ++problems, std::fprintf(stderr, "%s@%llu: %u of %u tokens\n", key.first.c_str(), (unsigned long long)key.second, covered, n);
-  }
-  for (const auto& [key, ranges] : docs)
-    if (!length.count(key)) ++problems, std::fprintf(stderr, "%s@%llu: not a document of epoch 0\n", key.first.c_str(), (unsigned long long)key.second);
-  std::printf("%zu documents of epoch 0 over %d provenance rows: %d problems\n%s\n", length.size(), lines, problems,
-              problems == 0 ? "PASS" : "FAIL");
-  return problems == 0 ? 0 : 1;
+  const auto result = testing::audit_epoch0(load_config(config_path), {run_dir});
+  std::printf("%zu documents of epoch 0 over %d provenance rows: %d problems\n%s\n", result.documents, result.rows,
+              result.problems, result.problems == 0 ? "PASS" : "FAIL");
+  return result.problems == 0 ? 0 : 1;
 }
 
 int flip(const std::string& file, const std::string& dataset) {

@@ -22,75 +22,17 @@
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/job/job.hpp"
 #include "llmtrain/job/options.hpp"
+#include "epoch0_audit.hpp"
 
 namespace {
 
 using namespace llmtrain;
-using Ranges = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
-using DocKey = std::pair<std::string, std::uint64_t>;  // file, byte offset
-
-// Epoch-0 token ranges per document, from every provenance file under `dir`.
-void read_provenance(const std::filesystem::path& dir, std::map<DocKey, Ranges>& docs, int& lines) {
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().filename().string().rfind("provenance.rank", 0) != 0) continue;
-    std::ifstream in(entry.path());
-    std::string line;
-    while (std::getline(in, line)) {
-      ++lines;
-      const auto row = nlohmann::json::parse(line);
-      for (const auto& span : row["spans"]) {
-        if (span[3].get<std::uint32_t>() != 0) continue;  // epoch
-        docs[{span[1].get<std::string>(), span[2].get<std::uint64_t>()}].push_back({span[4], span[5]});
-      }
-    }
-  }
-}
-
-// Every document's length in epoch 0, from one fresh loader on one rank.
-std::map<DocKey, std::uint32_t> epoch0_lengths(const Config& config) {
-  const auto encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
-  data::Loader loader(job::loader_options(config, config.data.datasets, encoder->tokenizer()), encoder, 0, 1);
-  std::map<DocKey, std::uint32_t> length;
-  while (loader.stats().datasets[0].epoch == 0) {
-    loader.next();
-    for (const auto& row : loader.last_provenance())
-      for (const auto& s : row.spans)
-        if (s.epoch == 0) length[{s.file, s.byte_offset}] = std::max(length[{s.file, s.byte_offset}], s.token_end);
-  }
-  return length;
-}
-
 int check(const Config& config, const std::filesystem::path& dir) {
-  std::map<DocKey, Ranges> docs;
-  int lines_a = 0, lines_b = 0;
-  read_provenance(dir / "a", docs, lines_a);
-  read_provenance(dir / "b", docs, lines_b);
-  const auto expected = epoch0_lengths(config);
-  int problems = 0;
-  for (const auto& [key, length] : expected) {
-    auto ranges = docs[key];
-    std::sort(ranges.begin(), ranges.end());
-    std::uint32_t covered = 0;
-    for (const auto& [begin, end] : ranges) {
-      if (begin != covered) {
-        std::fprintf(stderr, "%s@%llu: tokens [%u, %u) %s\n", key.first.c_str(), (unsigned long long)key.second,
-                     std::min(begin, covered), std::max(begin, covered), begin < covered ? "delivered twice" : "skipped");
-        ++problems;
-      }
-      covered = std::max(covered, end);
-    }
-    if (covered != length) {
-      std::fprintf(stderr, "%s@%llu: %u of %u tokens delivered\n", key.first.c_str(), (unsigned long long)key.second,
-                   covered, length);
-      ++problems;
-    }
-  }
-  for (const auto& [key, ranges] : docs)
-    if (!expected.count(key)) ++problems, std::fprintf(stderr, "%s@%llu: not a document of epoch 0\n", key.first.c_str(),
-                                                      (unsigned long long)key.second);
+  const auto before = testing::audit_epoch0(config, {dir / "a"});
+  const auto all = testing::audit_epoch0(config, {dir / "a", dir / "b"});
   std::printf("%zu documents of epoch 0 checked; %d rows before the save (3 ranks), %d after the restore (2 ranks); "
-              "%d problems\n", expected.size(), lines_a, lines_b, problems);
-  return problems == 0 && lines_a > 0 && lines_b > 0 ? 0 : 1;
+              "%d problems\n", all.documents, before.rows, all.rows - before.rows, all.problems);
+  return all.problems == 0 && before.rows > 0 && all.rows > before.rows ? 0 : 1;
 }
 
 int run(const std::string& mode, const std::filesystem::path& dir, const std::string& config_path, dist::Runtime& runtime) {
