@@ -7,6 +7,9 @@
 set -u
 mpirun=$1 llmtrain=$2 config=$3 run_dir=$4
 rm -rf "$run_dir"
+# In the sanitized tree AddressSanitizer installs its own SIGSEGV handler before main, which would make the
+# ranks look as if they were in MPI_Init before our handlers exist: leave SIGSEGV to Open MPI there.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
 out=$(mktemp)
 "$mpirun" --oversubscribe -np 2 "$llmtrain" "$config" --set train.run_dir="$run_dir" >"$out" 2>&1 &
 pid=$!
