@@ -252,7 +252,7 @@ void Job::restore_checkpoint(const std::string& path) {
   p.tokens_seen = m.tokens_seen;
   p.resumed_from = path;
   dist::agree(p.runtime, [&] {
-    if (p.runtime.rank() == 0) trim_run_logs(p.config.train.run_dir, m.step);
+    if (p.runtime.rank() == 0) trim_provenance(p.config.train.run_dir, m.step);
   });
   log_info("resumed from ", path, " at step ", m.step, " (saved by ", m.world_size, " ranks, ", m.strategy, ", ",
            m.tokens_seen, " tokens seen)");

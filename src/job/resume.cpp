@@ -1,13 +1,12 @@
-// Resume checks and run-log trimming (see resume.hpp).
+// Resume checks and provenance trimming (see resume.hpp).
 #include "resume.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/train/run_files.hpp"
 
 namespace llmtrain::job {
 namespace {
@@ -69,30 +68,14 @@ std::vector<std::string> resume_conflicts(const std::string& saved_toml, const s
   return out;
 }
 
-void trim_run_logs(const std::string& run_dir, std::int64_t step) {
+void trim_provenance(const std::string& run_dir, std::int64_t step) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) return;
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name != "metrics.jsonl" && !(name.rfind("provenance.rank", 0) == 0 && entry.path().extension() == ".jsonl"))
-      continue;
-    std::ifstream in(entry.path());
-    std::string line, kept;
-    while (std::getline(in, line)) {
-      const auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() > step)
-        continue;
-      kept += line + '\n';
-    }
-    in.close();
-    const fs::path tmp = entry.path().string() + ".tmp";
-    std::ofstream out(tmp, std::ios::trunc);
-    out << kept;
-    out.close();
-    LLMTRAIN_CHECK(out.good(), tmp.string(), ": cannot write");
-    fs::rename(tmp, entry.path(), ec);
-    LLMTRAIN_CHECK(!ec, entry.path().string(), ": cannot replace: ", ec.message());
+    if (name.rfind("provenance.rank", 0) == 0 && entry.path().extension() == ".jsonl")
+      train::keep_steps_up_to(entry.path().string(), step);
   }
 }
 

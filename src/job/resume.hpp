@@ -16,8 +16,9 @@ bool may_change_at_resume(const std::string& key);
 // configurations (to_toml text; datasets keyed "data.datasets[i].key").
 std::vector<std::string> resume_conflicts(const std::string& saved_toml, const std::string& current_toml);
 
-// Drops the lines logged after `step` (a crash after the checkpoint) from run_dir/metrics.jsonl and every
-// run_dir/provenance.rank*.jsonl, so the resumed run appends its steps exactly once. A torn last line goes too.
-void trim_run_logs(const std::string& run_dir, std::int64_t step);
+// Drops the lines logged after `step` (a crash after the checkpoint) from every run_dir/provenance.rank*.jsonl
+// (train::keep_steps_up_to), so the resumed run appends its steps exactly once. A torn last line goes too.
+// metrics.jsonl is cut back the same way by train::MetricsLog::start when the run starts.
+void trim_provenance(const std::string& run_dir, std::int64_t step);
 
 }  // namespace llmtrain::job
