@@ -42,6 +42,7 @@ const ElementwiseKernels& kernels_sse2();
 const ElementwiseKernels& kernels_avx2();
 const ElementwiseKernels& kernels_avx512();
 
+// The variant built for `isa` (tests and benchmarks compare them; the caller checks cpu_runs(isa)).
 const ElementwiseKernels& kernels_for(CpuIsa isa);
 // The widest variant this CPU runs (chosen on first use).
 const ElementwiseKernels& kernels();

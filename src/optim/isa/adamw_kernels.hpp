@@ -28,6 +28,7 @@ struct AdamWKernel {
 const AdamWKernel& adamw_sse2();
 const AdamWKernel& adamw_avx2();
 const AdamWKernel& adamw_avx512();
+// The variant built for `isa` (tests and benchmarks compare them; the caller checks cpu_runs(isa)).
 const AdamWKernel& adamw_for(CpuIsa isa);
 // The widest variant this CPU runs (chosen on first use).
 const AdamWKernel& adamw_kernel();
