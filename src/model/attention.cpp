@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "fast_math.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "ops.hpp"
 
@@ -22,22 +21,12 @@ Attention<T>::Attention(const AttentionShape& shape)
       row_sum_("attention.row_sum", shape.tile),
       row_delta_("attention.row_delta", shape.tile) {}
 
-namespace {
-
-// True when query position q may attend to key position k of the same row.
-KOKKOS_INLINE_FUNCTION bool visible(Index q, Index k, const std::int32_t* doc) {
-  return k <= q && (doc == nullptr || doc[k] == doc[q]);
-}
-
-}  // namespace
-
 template <typename T>
 void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc) {
   const auto& s = shape_;
   const Index W = s.width(), hd = s.head_dim, ldo = s.n_heads * hd, tile = s.tile;
   const Index group = s.n_heads / s.n_kv_heads;
   const T scale = T(1) / std::sqrt(T(hd));
-  const T neg_inf = -std::numeric_limits<T>::infinity();
   T* S = scores_.data();
   T* m = row_max_.data();
   T* l = row_sum_.data();
@@ -53,7 +42,7 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
       for (Index qs = 0; qs < s.seq_len; qs += tile) {
         const Index tq = std::min(tile, s.seq_len - qs);
         Kokkos::parallel_for("attention_init", Range(0, tq), KOKKOS_LAMBDA(Index i) {
-          m[i] = neg_inf;
+          m[i] = -std::numeric_limits<T>::infinity();
           l[i] = 0;
           for (Index d = 0; d < hd; ++d) o[(qs + i) * ldo + d] = 0;
         });
@@ -62,22 +51,15 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
           gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), S, tk);
           // Online softmax: rescale what is accumulated so far to the new row maximum.
           const bool needs_mask = ks + tk - 1 > qs || row_doc != nullptr;  // else every key is visible
-          Kokkos::parallel_for("attention_softmax_tile", Range(0, tq), KOKKOS_LAMBDA(Index i) {
-            T* Si = S + i * tk;
-            for (Index j = 0; j < tk; ++j) Si[j] *= scale;
-            if (needs_mask)
-              for (Index j = 0; j < tk; ++j) Si[j] = visible(qs + i, ks + j, row_doc) ? Si[j] : neg_inf;
-            const T tile_max = fast::row_max(Si, tk);
-            const T new_max = tile_max > m[i] ? tile_max : m[i];
-            if (new_max == neg_inf) {  // nothing visible yet in this row
-              for (Index j = 0; j < tk; ++j) Si[j] = 0;
-              return;
-            }
-            const T alpha = fast::exp(m[i] - new_max);
-            l[i] = l[i] * alpha + fast::exp_shifted_sum(Si, tk, new_max);
-            m[i] = new_max;
-            for (Index d = 0; d < hd; ++d) o[(qs + i) * ldo + d] *= alpha;
-          });
+          if constexpr (ops::kHostFloat<T>) {
+            isa::kernels().attention_softmax_tile(S, m, l, o + qs * ldo, ldo, tq, tk, hd, scale, qs, ks, needs_mask,
+                                                  row_doc);
+          } else {
+            Kokkos::parallel_for("attention_softmax_tile", Range(0, tq), KOKKOS_LAMBDA(Index i) {
+              ops::attention_softmax_row(S + i * tk, m + i, l + i, o + (qs + i) * ldo, tk, hd, scale, qs + i, ks,
+                                         needs_mask, row_doc);
+            });
+          }
           gemm<T>(Trans::No, Trans::No, tq, hd, tk, T(1), S, tk, v + ks * W, W, T(1), o + qs * ldo, ldo);
         }
         Kokkos::parallel_for("attention_finish", Range(0, tq), KOKKOS_LAMBDA(Index i) {
@@ -125,18 +107,22 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
           const Index tk = std::min(tile, s.seq_len - ks);
           gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), P, tk);
           const bool needs_mask = ks + tk - 1 > qs || row_doc != nullptr;
-          Kokkos::parallel_for("attention_probs", Range(0, tq), KOKKOS_LAMBDA(Index i) {
-            T* Pi = P + i * tk;
-            const T shift = row_lse[qs + i];
-            for (Index j = 0; j < tk; ++j) Pi[j] = fast::exp(Pi[j] * scale - shift);
-            if (needs_mask)
-              for (Index j = 0; j < tk; ++j) Pi[j] = visible(qs + i, ks + j, row_doc) ? Pi[j] : T(0);
-          });
+          if constexpr (ops::kHostFloat<T>) {
+            isa::kernels().attention_probs_tile(P, row_lse + qs, tq, tk, scale, qs, ks, needs_mask, row_doc);
+          } else {
+            Kokkos::parallel_for("attention_probs", Range(0, tq), KOKKOS_LAMBDA(Index i) {
+              ops::attention_probs_row(P + i * tk, row_lse[qs + i], tk, scale, qs + i, ks, needs_mask, row_doc);
+            });
+          }
           gemm<T>(Trans::Yes, Trans::No, tk, hd, tq, T(1), P, tk, dO + qs * ldo, ldo, T(1), dv + ks * W, W);
           gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), dO + qs * ldo, ldo, v + ks * W, W, T(0), dS, tk);
-          Kokkos::parallel_for("attention_dscores", Range(0, tq), KOKKOS_LAMBDA(Index i) {
-            for (Index j = 0; j < tk; ++j) dS[i * tk + j] = P[i * tk + j] * (dS[i * tk + j] - delta[i]) * scale;
-          });
+          if constexpr (ops::kHostFloat<T>) {
+            isa::kernels().attention_dscores_tile(dS, P, delta, tq, tk, scale);
+          } else {
+            Kokkos::parallel_for("attention_dscores", Range(0, tq), KOKKOS_LAMBDA(Index i) {
+              ops::attention_dscores_row(dS + i * tk, P + i * tk, delta[i], tk, scale);
+            });
+          }
           gemm<T>(Trans::No, Trans::No, tq, hd, tk, T(1), dS, tk, k + ks * W, W, T(1), dq + qs * W, W);
           gemm<T>(Trans::Yes, Trans::No, tk, hd, tq, T(1), dS, tk, q + qs * W, W, T(1), dk + ks * W, W);
         }

@@ -85,18 +85,14 @@ void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const
 template <typename T>
 void rope_apply(T* qk, const T* cos_table, const T* sin_table, Index rows, Index seq_len, Index width,
                 Index rotated_heads, Index head_dim, int direction) {
+  if constexpr (kHostFloat<T>)
+    return isa::kernels().rope_apply(qk, cos_table, sin_table, rows, seq_len, width, rotated_heads, head_dim,
+                                     direction);
   const Index half = head_dim / 2;
   Kokkos::parallel_for("rope", Range(0, rows * rotated_heads), KOKKOS_LAMBDA(Index i) {
     const Index r = i / rotated_heads, h = i % rotated_heads;
-    const T* c = cos_table + (r % seq_len) * half;
-    const T* s = sin_table + (r % seq_len) * half;
-    const T sign = T(direction);
-    T* v = qk + r * width + h * head_dim;
-    for (Index k = 0; k < half; ++k) {
-      const T x1 = v[k], x2 = v[k + half];
-      v[k] = x1 * c[k] - x2 * sign * s[k];
-      v[k + half] = x2 * c[k] + x1 * sign * s[k];
-    }
+    rope_row(qk + r * width + h * head_dim, cos_table + (r % seq_len) * half, sin_table + (r % seq_len) * half, half,
+             T(direction));
   });
 }
 

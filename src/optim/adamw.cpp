@@ -1,14 +1,31 @@
-// AdamW update as Kokkos kernels, one launch per tensor part in this rank's range (decay is per tensor).
+// AdamW update, one call per tensor part in this rank's range (decay is per tensor): on the host the
+// variant for the widest instruction set the CPU runs (isa/adamw_kernels.hpp), on GPUs a Kokkos kernel of
+// the same element arithmetic (isa/adamw_element.inc).
 #include "llmtrain/optim/adamw.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
+#include "isa/adamw_kernels.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::optim {
 
 using Range = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+using isa::AdamWCoefficients;
+
+namespace {
+#define LLMTRAIN_KERNEL_FN KOKKOS_INLINE_FUNCTION
+#include "isa/adamw_element.inc"
+#undef LLMTRAIN_KERNEL_FN
+
+#if defined(KOKKOS_ENABLE_CUDA)
+constexpr bool kHostKernels = false;
+#else
+constexpr bool kHostKernels = true;
+#endif
+}  // namespace
 
 AdamW::AdamW(const std::vector<model::ParamUnit<float>>& params, const AdamWOptions& options)
     : options_(options), m_(model::allocate_like(params, "adamw.m")), v_(model::allocate_like(params, "adamw.v")) {}
@@ -18,9 +35,13 @@ void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector
   ++steps_;
   const double b1 = options_.beta1, b2 = options_.beta2;
   // torch.optim.AdamW (single-tensor path): step_size = lr / (1 - b1^t); denom = sqrt(v) / sqrt(1 - b2^t) + eps.
-  const float step_size = float(lr / (1.0 - std::pow(b1, double(steps_))));
-  const float bias2_sqrt = float(std::sqrt(1.0 - std::pow(b2, double(steps_))));
-  const float beta1 = float(b1), beta2 = float(b2), eps = float(options_.eps), clip = float(grad_scale);
+  AdamWCoefficients c{};
+  c.step_size = float(lr / (1.0 - std::pow(b1, double(steps_))));
+  c.bias2_sqrt = float(std::sqrt(1.0 - std::pow(b2, double(steps_))));
+  c.beta1 = float(b1);
+  c.beta2 = float(b2);
+  c.eps = float(options_.eps);
+  c.clip = float(grad_scale);
   for (std::size_t u = 0; u < params.size(); ++u) {
     LLMTRAIN_CHECK(params[u].begin == m_[u].begin && params[u].flat.size() == m_[u].flat.size() &&
                        grads[u].begin == m_[u].begin && grads[u].flat.size() == m_[u].flat.size(),
@@ -31,18 +52,17 @@ void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector
       const std::int64_t first = std::max(t.offset, begin), last = std::min(t.offset + t.size(), end);
       if (first >= last) continue;
       const bool decay = options_.decay_norms_and_embeddings || !t.is_norm_or_embedding;
-      const float keep = float(1.0 - lr * (decay ? options_.weight_decay : 0.0));
+      c.keep = float(1.0 - lr * (decay ? options_.weight_decay : 0.0));
       float* p = params[u].flat.data() + (first - begin);
       const float* g = grads[u].flat.data() + (first - begin);
       float* m = m_[u].flat.data() + (first - begin);
       float* v = v_[u].flat.data() + (first - begin);
-      Kokkos::parallel_for("adamw", Range(0, last - first), KOKKOS_LAMBDA(std::int64_t i) {
-        const float gi = g[i] * clip;
-        p[i] *= keep;
-        m[i] += (gi - m[i]) * (1.0f - beta1);
-        v[i] = v[i] * beta2 + gi * gi * (1.0f - beta2);
-        p[i] -= step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + eps);
-      });
+      if (kHostKernels) {
+        isa::adamw_kernel().update(p, g, m, v, last - first, c);
+      } else {
+        Kokkos::parallel_for("adamw", Range(0, last - first),
+                             KOKKOS_LAMBDA(std::int64_t i) { adamw_element(p, g, m, v, i, c); });
+      }
     }
   }
 }

@@ -1,18 +1,24 @@
 // Picks the widest element-wise kernel variant the running CPU supports (see kernels.hpp).
 #include "kernels.hpp"
+#include "llmtrain/core/cpu_isa.hpp"
 #include "llmtrain/model/kernels_isa.hpp"
 
 namespace llmtrain::model::isa {
 
-const ElementwiseKernels& kernels() {
-  static const ElementwiseKernels& chosen = []() -> const ElementwiseKernels& {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+const ElementwiseKernels& kernels_for(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::Avx512:
       return kernels_avx512();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kernels_avx2();
-    return kernels_sse2();
-  }();
+    case CpuIsa::Avx2:
+      return kernels_avx2();
+    case CpuIsa::Sse2:
+      break;
+  }
+  return kernels_sse2();
+}
+
+const ElementwiseKernels& kernels() {
+  static const ElementwiseKernels& chosen = kernels_for(widest_cpu_isa());
   return chosen;
 }
 

@@ -1,0 +1,15 @@
+// AdamW's update built for avx512 (flags in src/CMakeLists.txt; see adamw_kernels.hpp).
+#include <cmath>
+#include <cstdint>
+
+#include "adamw_kernels.hpp"
+
+namespace llmtrain::optim::isa {
+namespace {
+#define LLMTRAIN_ISA_NAME "avx512"
+#include "adamw_update.inc"
+}  // namespace
+
+const AdamWKernel& adamw_avx512() { return kAdamW; }
+
+}  // namespace llmtrain::optim::isa
