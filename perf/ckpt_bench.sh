@@ -12,6 +12,8 @@ preset=${3:-small}
 repeats=${4:-3}
 mkdir -p "$dir"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+lscpu | grep 'Model name'
+uptime
 for ranks in 1 2; do
   out=$(mpirun --oversubscribe -np "$ranks" "$build/bin/ckpt_bench" "$root/inputs/$preset.toml" "$dir" 1 | tail -1)
   bytes=$(echo "$out" | sed -E 's/.*"bytes":([0-9]+).*/\1/')
@@ -26,3 +28,4 @@ for ranks in 1 2; do
     echo "W=$ranks llmtrain: $(mpirun --oversubscribe -np "$ranks" "$build/bin/ckpt_bench" "$root/inputs/$preset.toml" "$dir" 1)"
   done
 done
+uptime

@@ -53,6 +53,7 @@ class Agreement {
   // Records a local failure of `what` (HDF5's own message is appended) unless ok.
   bool local(bool ok, const std::string& what);
   void fail_locally(const std::string& message);
+  bool failed() const { return !message_.empty(); }  // locally, since the last check
   void check();  // collective
 
  private:

@@ -13,20 +13,20 @@
 #include <filesystem>
 #include <map>
 
+#include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/inspect.hpp"
 #include "llmtrain/dist/gather_bytes.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
+#include "dry_run_report.hpp"
 #include "network_check.hpp"
 
 namespace llmtrain::job {
 namespace {
 
 constexpr int kConnectTimeoutMs = 5000;
-
-std::string gib(double bytes) { return cat(static_cast<long long>(bytes / (1 << 30) * 10 + 0.5) / 10.0, " GiB"); }
 
 // Opens and reads the first byte of every corpus file of the datasets.
 void check_datasets(const std::vector<DatasetConfig>& datasets, const char* key, CheckResult& result) {
@@ -52,13 +52,14 @@ void check_datasets(const std::vector<DatasetConfig>& datasets, const char* key,
   if (!datasets.empty()) result.notes.push_back(cat(key, ": ", datasets.size(), " datasets, ", files, " files readable"));
 }
 
-// The run directory: created, a file written, synced and removed, and enough free space.
-void check_run_dir(const std::string& dir, double needed_bytes, CheckResult& result) {
+// `dir` (the value of `key`): created, a file written, synced and removed. Returns its free bytes, or -1 after
+// recording the problem.
+double writable_dir(const char* key, const std::string& dir, CheckResult& result) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    result.problems.push_back(cat("train.run_dir: cannot create ", dir, ": ", ec.message()));
-    return;
+    result.problems.push_back(cat(key, ": cannot create ", dir, ": ", ec.message()));
+    return -1;
   }
   const std::string probe = cat(dir, "/.preflight-", ::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -67,20 +68,35 @@ void check_run_dir(const std::string& dir, double needed_bytes, CheckResult& res
   if (fd >= 0) ::close(fd);
   ::unlink(probe.c_str());
   if (!written) {
-    result.problems.push_back(cat("train.run_dir: cannot write in ", dir, ": ", std::strerror(write_errno)));
-    return;
+    result.problems.push_back(cat(key, ": cannot write in ", dir, ": ", std::strerror(write_errno)));
+    return -1;
   }
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) {
-    result.problems.push_back(cat("train.run_dir: cannot stat the file system of ", dir, ": ", std::strerror(errno)));
-    return;
+    result.problems.push_back(cat(key, ": cannot stat the file system of ", dir, ": ", std::strerror(errno)));
+    return -1;
   }
-  const double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
-  if (free_bytes < needed_bytes)
-    result.problems.push_back(cat("train.run_dir: ", dir, " has ", gib(free_bytes), " free; two checkpoints of this model need ",
-                                  gib(needed_bytes), " (a checkpoint write that runs out of space stops the job)"));
+  return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+}
+
+// checkpoint.dir: writable, with room for the checkpoints that exist at once. Retention runs after a write,
+// so that is keep_last + 1 (or every checkpoint this run writes, when fewer or when keep_last = 0 keeps all);
+// the size of one is what the writer checks before each write.
+void check_checkpoint_dir(const Config& config, const ModelConfig& model, CheckResult& result) {
+  const CheckpointConfig& c = config.checkpoint;
+  const double free_bytes = writable_dir("checkpoint.dir", c.dir, result);
+  if (free_bytes < 0) return;
+  const std::int64_t written = (c.every_steps > 0 ? config.train.steps / c.every_steps : 0) + 1;
+  const std::int64_t count = c.keep_last > 0 ? std::min(c.keep_last + 1, written) : written;
+  const double each = static_cast<double>(ckpt::space_needed(model, c.alignment));
+  const std::string need = cat(count, " checkpoints of this model (checkpoint.keep_last = ", c.keep_last,
+                               ", this run writes ", written, ") need ", format_bytes(count * each), ", ",
+                               format_bytes(each), " each");
+  if (free_bytes < count * each)
+    result.problems.push_back(cat("checkpoint.dir: ", c.dir, " has ", format_bytes(free_bytes), " free; ", need,
+                                  " (a checkpoint write that runs out of space stops the job)"));
   else
-    result.notes.push_back(cat("train.run_dir: ", dir, " writable, ", gib(free_bytes), " free (two checkpoints: ", gib(needed_bytes), ")"));
+    result.notes.push_back(cat("checkpoint.dir: ", c.dir, " writable, ", format_bytes(free_bytes), " free; ", need));
 }
 
 CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) {
@@ -95,10 +111,13 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
   if (runtime.local_rank() == 0) {
     check_datasets(config.data.datasets, "data.datasets", result);
     check_datasets(config.data.eval_datasets, "data.eval_datasets", result);
-    // fp32 weights and AdamW's two moments; the loader state is small beside them.
-    const double checkpoint = static_cast<double>(config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len)
-                                                      .parameter_count()) * 4.0 * 3.0;
-    check_run_dir(config.train.run_dir, 2 * checkpoint, result);
+    const double run_free = writable_dir("train.run_dir", config.train.run_dir, result);
+    if (run_free >= 0)
+      result.notes.push_back(cat("train.run_dir: ", config.train.run_dir, " writable, ", format_bytes(run_free), " free"));
+    if (config.checkpoint.dir.empty())
+      result.notes.push_back("checkpoint.dir: empty, no checkpoints are written");
+    else
+      check_checkpoint_dir(config, config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len), result);
   }
   const CheckResult net = check_network(runtime, kConnectTimeoutMs);
   result.problems.insert(result.problems.end(), net.problems.begin(), net.problems.end());

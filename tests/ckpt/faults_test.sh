@@ -6,6 +6,8 @@
 #   full        a small tmpfs: "not enough free space" on every rank, no hang, the previous checkpoint intact
 #   write_error a file size limit (ulimit -f) makes HDF5's write fail mid-file: every rank ends through
 #               MPI_Abort with the error, no hang, the previous checkpoint intact
+#   stall       a rank stops mid-write (a file system that no longer answers): checkpoint.timeout_s ends the
+#               job with its error, non-zero, no hang, the previous checkpoint intact
 #   mismatch    another tokenizer, another corpus, a setting that may not change: refused with what differs
 #   preempt     SIGUSR1 mid-run: a checkpoint after that step, exit 0; the next run resumes from it
 set -u
@@ -68,6 +70,15 @@ write_error)
   status=$(cat "$work/status")
   [ "$status" -ne 0 ] || fail "the failed write went unnoticed"
   expect "checkpoint write failed: rank [0-9]+: .*step_00000004\.h5\.tmp: writing .*; ending the job without further HDF5 calls"
+  "$tool" verify "$work/ckpt/step_00000002.h5" || fail "the previous checkpoint is damaged"
+  [ "$(cat "$work/ckpt/LATEST")" = step_00000002.h5 ] || fail "LATEST moved" ;;
+stall)
+  train 2 2 && [ "$status" -eq 0 ] || fail "first run: status $status"
+  sets=(--set checkpoint.timeout_s=3)
+  train 2 4 -x LLMTRAIN_FAULT=ckpt.stall:1
+  [ "$status" -ne 0 ] || fail "the stalled write went unnoticed"
+  expect "error: checkpoint write to .*step_00000004\.h5 did not finish within checkpoint\.timeout_s = 3 s; ending the job"
+  [ ! -f "$work/ckpt/step_00000004.h5" ] || fail "a stalled write left a complete-looking file"
   "$tool" verify "$work/ckpt/step_00000002.h5" || fail "the previous checkpoint is damaged"
   [ "$(cat "$work/ckpt/LATEST")" = step_00000002.h5 ] || fail "LATEST moved" ;;
 mismatch)

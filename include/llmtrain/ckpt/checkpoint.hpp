@@ -61,9 +61,14 @@ struct WriteOptions {
 // Collective over comm: writes `path`.tmp, syncs it to disk, renames it to `path` and syncs the directory.
 // Checks the free space first. Any failure on any rank is reported by every rank and ends the job through
 // MPI_Abort (see src/ckpt/h5.hpp for why it cannot be an exception). Returns the file size in bytes.
-// Fault injection for tests: LLMTRAIN_FAULT=ckpt.write:<rank> kills that rank with SIGKILL mid-write.
+// Fault injection for tests: LLMTRAIN_FAULT=ckpt.write:<rank> kills that rank with SIGKILL mid-write;
+// LLMTRAIN_FAULT=ckpt.stall:<rank> makes it wait forever mid-write (for options.timeout_s to end it).
 std::uint64_t write_checkpoint(const std::string& path, const Contents& contents, MPI_Comm comm,
                                const WriteOptions& options = {});
+
+// About the bytes a checkpoint of `model` takes on disk (parameters and both moments in fp32, alignment gaps,
+// metadata; the loader state is kilobytes): what write_checkpoint checks the free space against, per file.
+std::uint64_t space_needed(const ModelConfig& model, std::int64_t alignment);
 
 // A dataset of an open checkpoint, as `inspect` lists it.
 struct DatasetInfo {
