@@ -8,16 +8,16 @@ namespace llmtrain::tokenizer {
 namespace {
 
 constexpr std::size_t kShortWord = 32;
-constexpr std::uint32_t kNoMerge = ~0u;
+constexpr std::uint32_t kNoMerge = MergeTable::kNoRank;
 
 void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s) {
   std::size_t n = ids.size();
   s.ranks.resize(n);
   s.new_ids.resize(n);
   auto rank_at = [&](std::size_t i) {
-    const MergeTable::Merge* m = merges.find(ids[i], ids[i + 1]);
-    s.ranks[i] = m ? m->rank : kNoMerge;
-    s.new_ids[i] = m ? m->id : 0;
+    const MergeTable::Merge m = s.pairs.find(merges, ids[i], ids[i + 1]);
+    s.ranks[i] = m.rank;
+    s.new_ids[i] = m.id;
   };
   for (std::size_t i = 0; i + 1 < n; ++i) rank_at(i);
   while (n > 1) {
@@ -52,9 +52,9 @@ std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, Merg
   auto push = [&](std::int32_t pos) {
     const std::int32_t right = s.next[pos];
     if (right < 0) return;
-    const MergeTable::Merge* m = merges.find(ids[pos], ids[right]);
-    if (!m) return;
-    s.heap.push_back({m->rank, pos, m->id});
+    const MergeTable::Merge m = s.pairs.find(merges, ids[pos], ids[right]);
+    if (m.rank == kNoMerge) return;
+    s.heap.push_back({m.rank, pos, m.id, ids[pos], ids[right]});
     std::push_heap(s.heap.begin(), s.heap.end(), later);
     ++pushes;
   };
@@ -69,11 +69,9 @@ std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, Merg
     const MergeScratch::Candidate top = s.heap.back();
     s.heap.pop_back();
     const std::int32_t right = s.next[top.pos];
-    if (ids[top.pos] < 0 || right < 0) continue;
-    // A stale candidate: the pair at pos changed since it was pushed (the merged id identifies the pair,
-    // because a merged token's string is the concatenation of the pair's strings).
-    const MergeTable::Merge* m = merges.find(ids[top.pos], ids[right]);
-    if (!m || m->id != top.id || m->rank != top.rank) continue;
+    // Stale unless the pair now at pos is the pushed one: then its merge is the candidate's (no lookup
+    // needed), and since every pair present has been pushed, the smallest valid candidate is the right merge.
+    if (right < 0 || ids[top.pos] != top.left || ids[right] != top.right) continue;
     ids[top.pos] = top.id;
     ids[right] = -1;
     s.next[top.pos] = s.next[right];

@@ -14,16 +14,19 @@
 
 namespace llmtrain::tokenizer {
 
-// Reused buffers so that merging allocates nothing once warm.
+// Reused buffers so that merging allocates nothing once warm, and the memo of pair lookups: a scratch is
+// used with one MergeTable only.
 struct MergeScratch {
   struct Candidate {
     std::uint32_t rank;
     std::int32_t pos;
     std::int32_t id;
+    std::int32_t left, right;  // the pair's ids when pushed: the candidate is stale once either changed
   };
   std::vector<std::uint32_t> ranks;
   std::vector<std::int32_t> new_ids, prev, next;
   std::vector<Candidate> heap;
+  PairMemo pairs;
 };
 
 // Merges `ids` in place. Returns the number of heap pushes (0 on the short path): tests use it to check
