@@ -111,6 +111,11 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
                    !a ? left : !b ? right : merged, "' is not in the vocabulary");
     merges_.insert(static_cast<TokenId>(*a), static_cast<TokenId>(*b),
                    {static_cast<std::uint32_t>(rank), static_cast<TokenId>(*m)});
+    if (all_bytes_known_) {
+      const std::optional<std::string> left_bytes = byte_level_bytes(left), right_bytes = byte_level_bytes(right);
+      if (left_bytes && right_bytes && !left_bytes->empty() && !right_bytes->empty())
+        boundary_filter_.add(*left_bytes, *right_bytes);
+    }
     inner_metaspace = inner_metaspace || builds_inner_metaspace(merged);
   }
   split_before_metaspace_ = !options.byte_level && !options.ignore_merges && !inner_metaspace &&
@@ -168,7 +173,8 @@ void BpeModel::encode_uncached(std::string_view piece, EncodeScratch& s, std::ve
   }
   s.word.clear();
   initial_symbols(piece, s.word);
-  bpe_merge(s.word, merges_, s.merge);
+  if (all_bytes_known_) bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
+  else bpe_merge(s.word, merges_, s.merge);
   out.insert(out.end(), s.word.begin(), s.word.end());
 }
 

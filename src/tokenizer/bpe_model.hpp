@@ -66,6 +66,7 @@ class BpeModel {
   std::array<TokenId, 256> byte_ids_;     // byte-level: id of each byte's character, -1 if missing
   std::array<TokenId, 256> fallback_ids_; // id of "<0xXX>", -1 if missing
   bool all_bytes_known_ = false;          // byte-level and every byte has an id: a piece's symbols are its bytes
+  BoundaryFilter boundary_filter_;         // used when all_bytes_known_
   // ignore_merges: the longest vocabulary token (input space, capped at 255 bytes) starting with each pair of
   // bytes; a longer piece cannot be a token, which spares the vocabulary lookup (a cache miss) for most
   // pieces of unspaced scripts.
