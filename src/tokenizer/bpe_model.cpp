@@ -63,13 +63,20 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     max_id = std::max(max_id, id);
   }
   id_to_token_.assign(static_cast<std::size_t>(max_id + 1), std::string());
+  if (options.ignore_merges) max_token_len_.assign(1 << 16, 0);
+  auto add_input = [&](const std::string& input, TokenId id) {  // a token in the model's input space
+    vocab_.insert(input, static_cast<std::uint64_t>(id));
+    if (!options.ignore_merges || input.size() < 2) return;
+    std::uint8_t& len = max_token_len_[prefix2(input)];
+    len = static_cast<std::uint8_t>(std::max<std::size_t>(len, std::min<std::size_t>(input.size(), 255)));
+  };
   for (const auto& [token, id] : vocab) {
     id_to_token_[static_cast<std::size_t>(id)] = token;
     file_vocab_.insert(token, static_cast<std::uint64_t>(id));
     if (!options.byte_level) {
-      vocab_.insert(token, static_cast<std::uint64_t>(id));
+      add_input(token, id);
     } else if (auto bytes = byte_level_bytes(token)) {
-      vocab_.insert(*bytes, static_cast<std::uint64_t>(id));
+      add_input(*bytes, id);
     }
   }
   const ByteLevelAlphabet& alphabet = byte_level_alphabet();
@@ -85,15 +92,6 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
   }
   all_bytes_known_ = options.byte_level;
   for (TokenId id : byte_ids_) all_bytes_known_ = all_bytes_known_ && id >= 0;
-  if (options.ignore_merges) {
-    max_token_len_.assign(1 << 16, 0);
-    for (const auto& [token, id] : vocab) {
-      const std::optional<std::string> input = options.byte_level ? byte_level_bytes(token) : token;
-      if (!input || input->size() < 2) continue;
-      std::uint8_t& len = max_token_len_[prefix2(*input)];
-      len = static_cast<std::uint8_t>(std::max<std::size_t>(len, std::min<std::size_t>(input->size(), 255)));
-    }
-  }
   if (options.unk_token) {
     const std::uint64_t* id = file_vocab_.find(*options.unk_token);
     LLMTRAIN_CHECK(id, where, ": model.unk_token '", *options.unk_token, "' is not in the vocabulary");
