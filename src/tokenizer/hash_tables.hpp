@@ -1,6 +1,7 @@
 // Open-addressing hash tables for the two hot lookups of BPE: token pair -> merge, and byte string -> value
-// (the vocabulary and the per-thread pre-token cache). std::unordered_map allocates a node per entry and
-// chases pointers; these store everything in flat arrays and compare a full 64-bit hash first.
+// (the vocabulary and the per-thread pre-token cache), plus the per-thread memo in front of the first.
+// std::unordered_map allocates a node per entry and chases pointers; these store everything in flat arrays
+// and compare a full 64-bit hash first.
 #pragma once
 
 #include <cstddef>
