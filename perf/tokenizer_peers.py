@@ -13,7 +13,9 @@ their state between runs (HF's word cache warms up like ours), so compare with o
 --multilingual DIR (the per-script files of perf/multilingual_corpus.py) prints instead one row per script
 and tokenizer: each tokenizer freshly made, its first pass over the script's text ("cold") and its second
 ("warm"), in CPU time; ours from a fresh process (`llmtrain-tokenize --bench --passes 2`, CPU time of the
-encoding thread), --repeat times, best and worst.
+encoding thread), --repeat times, best and worst. --scripts a,b limits it to some scripts (so that a shared
+benchmark lock can be taken per script); --baseline BIN adds the cold figures of another llmtrain-tokenize
+(e.g. a build of the previous commit), measured the same way in the same run.
 """
 import argparse
 import json
@@ -131,8 +133,8 @@ def two_passes(make, docs):
     return rates
 
 
-def ours_two_passes(build, cpu, tokenizer, path):
-    r = subprocess.run(["taskset", "-c", str(cpu), os.path.join(build, "bin/llmtrain-tokenize"), "--tokenizer",
+def ours_two_passes(exe, cpu, tokenizer, path):
+    r = subprocess.run(["taskset", "-c", str(cpu), exe, "--tokenizer",
                         tokenizer, "--bench", "--passes", "2", path], capture_output=True, text=True, check=True)
     return [float(line.split("MB/cpu-s ")[1].split()[0]) for line in r.stdout.splitlines() if line.startswith("pass")]
 
@@ -141,12 +143,15 @@ def multilingual(args):
     tdir = os.path.join(args.shared, "data/tokenizers")
     paths = {"gpt2": os.path.join(tdir, "gpt2"), "llama3": os.path.join(tdir, "llama3/tokenizer.json")}
     names = sorted(f[:-6] for f in os.listdir(args.multilingual) if f.endswith(".jsonl"))
+    if args.scripts:
+        names = [n for n in names if n in args.scripts.split(",")]
+    ours_exe = os.path.join(args.build, "bin/llmtrain-tokenize")
     print(f"single core (cpu {args.cpu}), MB/s = 1e6 bytes per CPU second; cold = first pass of a fresh "
           f"tokenizer, warm = its second; ours: min-max of {args.repeat} fresh processes; ratio = ours cold (min) / "
           f"tiktoken cold")
-    print(f"| tokenizer | script | MB | ours cold | ours warm | tiktoken cold | tiktoken warm | HF cold | HF warm | "
-          f"ours/tiktoken cold | ours/HF cold |")
-    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print(f"| tokenizer | script | MB |{' before cold |' if args.baseline else ''} ours cold | ours warm | "
+          f"tiktoken cold | tiktoken warm | HF cold | HF warm | ours/tiktoken cold | ours/HF cold |")
+    print("|---|---|--:|" + ("--:|" if args.baseline else "") + "--:|--:|--:|--:|--:|--:|--:|--:|")
     all_peers = peers(args.shared)
     for tok in ("gpt2", "llama3"):
         hf_path = paths[tok]
@@ -155,15 +160,19 @@ def multilingual(args):
             with open(path, encoding="utf-8") as f:
                 docs = [json.loads(line)["text"] for line in f]
             mb = sum(len(d.encode()) for d in docs) / 1e6
-            runs = [ours_two_passes(args.build, args.cpu, hf_path, path) for _ in range(args.repeat)]
+            runs = [ours_two_passes(ours_exe, args.cpu, hf_path, path) for _ in range(args.repeat)]
             cold = [r[0] for r in runs]
             warm = [r[1] for r in runs]
+            before = ""
+            if args.baseline:
+                base = [ours_two_passes(args.baseline, args.cpu, hf_path, path)[0] for _ in range(args.repeat)]
+                before = f" {min(base):.1f}-{max(base):.1f} |"
             tt = all_peers[tok][1]
             tt_rates = two_passes(lambda: (lambda ds: [tt.encode_ordinary(d) for d in ds]), docs)
             make_hf = (lambda: hf_gpt2(tdir)) if tok == "gpt2" else (lambda: Tokenizer.from_file(hf_path))
             hf_rates = two_passes(lambda: (lambda ds, hf=make_hf(): hf.encode_batch(ds, add_special_tokens=False)),
                                   docs)
-            print(f"| {tok} | {name} | {mb:.2f} | {min(cold):.1f}-{max(cold):.1f} | {min(warm):.1f}-{max(warm):.1f} | "
+            print(f"| {tok} | {name} | {mb:.2f} |{before} {min(cold):.1f}-{max(cold):.1f} | {min(warm):.1f}-{max(warm):.1f} | "
                   f"{tt_rates[0]:.1f} | {tt_rates[1]:.1f} | {hf_rates[0]:.1f} | {hf_rates[1]:.1f} | "
                   f"{min(cold) / tt_rates[0]:.1f}x | {min(cold) / hf_rates[0]:.1f}x |", flush=True)
 
@@ -175,6 +184,8 @@ def main():
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--multilingual", help="directory of per-script JSON Lines (perf/multilingual_corpus.py)")
+    ap.add_argument("--scripts", help="with --multilingual: comma-separated script names (default: all)")
+    ap.add_argument("--baseline", help="with --multilingual: another llmtrain-tokenize to measure cold beside ours")
     args = ap.parse_args()
     os.sched_setaffinity(0, {args.cpu})
     if args.multilingual:

@@ -8,16 +8,26 @@ namespace llmtrain::tokenizer {
 namespace {
 
 constexpr std::size_t kShortWord = 32;
-constexpr std::uint32_t kNoMerge = ~0u;
+constexpr std::uint32_t kNoMerge = MergeTable::kNoRank;
 
-void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s) {
+// ends[i]: end of symbol i in `bytes` (kept only with a filter).
+void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s, const BoundaryFilter* filter,
+                 const char* bytes) {
   std::size_t n = ids.size();
   s.ranks.resize(n);
   s.new_ids.resize(n);
+  if (filter) {
+    s.ends.resize(n);
+    for (std::size_t i = 0; i < n; ++i) s.ends[i] = static_cast<std::int32_t>(i + 1);
+  }
   auto rank_at = [&](std::size_t i) {
-    const MergeTable::Merge* m = merges.find(ids[i], ids[i + 1]);
-    s.ranks[i] = m ? m->rank : kNoMerge;
-    s.new_ids[i] = m ? m->id : 0;
+    if (filter && !filter->may_merge(bytes, static_cast<std::size_t>(s.ends[i]), static_cast<std::size_t>(s.ends[i + 1]))) {
+      s.ranks[i] = kNoMerge;
+      return;
+    }
+    const MergeTable::Merge m = s.pairs.find(merges, ids[i], ids[i + 1]);
+    s.ranks[i] = m.rank;
+    s.new_ids[i] = m.id;
   };
   for (std::size_t i = 0; i + 1 < n; ++i) rank_at(i);
   while (n > 1) {
@@ -26,6 +36,8 @@ void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScrat
       if (s.ranks[i] < s.ranks[best]) best = i;
     if (s.ranks[best] == kNoMerge) break;
     ids[best] = s.new_ids[best];
+    if (filter)
+      for (std::size_t i = best; i + 1 < n; ++i) s.ends[i] = s.ends[i + 1];
     for (std::size_t i = best + 1; i + 1 < n; ++i) {
       ids[i] = ids[i + 1];
       s.ranks[i] = s.ranks[i + 1];
@@ -43,7 +55,9 @@ bool later(const MergeScratch::Candidate& a, const MergeScratch::Candidate& b) {
   return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
 }
 
-std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s) {
+// Symbol positions are indices into the original ids, so with a filter symbol pos is bytes[pos, next[pos]).
+std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s, const BoundaryFilter* filter,
+                       const char* bytes) {
   const std::int32_t n = static_cast<std::int32_t>(ids.size());
   s.prev.resize(n);
   s.next.resize(n);
@@ -52,9 +66,12 @@ std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, Merg
   auto push = [&](std::int32_t pos) {
     const std::int32_t right = s.next[pos];
     if (right < 0) return;
-    const MergeTable::Merge* m = merges.find(ids[pos], ids[right]);
-    if (!m) return;
-    s.heap.push_back({m->rank, pos, m->id});
+    if (filter && !filter->may_merge(bytes, static_cast<std::size_t>(right),
+                                     static_cast<std::size_t>(s.next[right] < 0 ? n : s.next[right])))
+      return;
+    const MergeTable::Merge m = s.pairs.find(merges, ids[pos], ids[right]);
+    if (m.rank == kNoMerge) return;
+    s.heap.push_back({m.rank, pos, m.id, ids[pos], ids[right]});
     std::push_heap(s.heap.begin(), s.heap.end(), later);
     ++pushes;
   };
@@ -69,11 +86,9 @@ std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, Merg
     const MergeScratch::Candidate top = s.heap.back();
     s.heap.pop_back();
     const std::int32_t right = s.next[top.pos];
-    if (ids[top.pos] < 0 || right < 0) continue;
-    // A stale candidate: the pair at pos changed since it was pushed (the merged id identifies the pair,
-    // because a merged token's string is the concatenation of the pair's strings).
-    const MergeTable::Merge* m = merges.find(ids[top.pos], ids[right]);
-    if (!m || m->id != top.id || m->rank != top.rank) continue;
+    // Stale unless the pair now at pos is the pushed one: then its merge is the candidate's (no lookup
+    // needed), and since every pair present has been pushed, the smallest valid candidate is the right merge.
+    if (right < 0 || ids[top.pos] != top.left || ids[right] != top.right) continue;
     ids[top.pos] = top.id;
     ids[right] = -1;
     s.next[top.pos] = s.next[right];
@@ -87,13 +102,14 @@ std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, Merg
 
 }  // namespace
 
-std::size_t bpe_merge(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& scratch) {
+std::size_t bpe_merge(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& scratch,
+                      const BoundaryFilter* filter, const char* bytes) {
   if (ids.size() < 2) return 0;
   if (ids.size() <= kShortWord) {
-    merge_short(ids, merges, scratch);
+    merge_short(ids, merges, scratch, filter, bytes);
     return 0;
   }
-  return merge_long(ids, merges, scratch);
+  return merge_long(ids, merges, scratch, filter, bytes);
 }
 
 }  // namespace llmtrain::tokenizer

@@ -9,25 +9,31 @@
 #include <cstddef>
 #include <vector>
 
+#include "boundary_filter.hpp"
 #include "hash_tables.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 
 namespace llmtrain::tokenizer {
 
-// Reused buffers so that merging allocates nothing once warm.
+// Reused buffers so that merging allocates nothing once warm, and the memo of pair lookups: a scratch is
+// used with one MergeTable only.
 struct MergeScratch {
   struct Candidate {
     std::uint32_t rank;
     std::int32_t pos;
     std::int32_t id;
+    std::int32_t left, right;  // the pair's ids when pushed: the candidate is stale once either changed
   };
   std::vector<std::uint32_t> ranks;
-  std::vector<std::int32_t> new_ids, prev, next;
+  std::vector<std::int32_t> new_ids, prev, next, ends;
   std::vector<Candidate> heap;
+  PairMemo pairs;
 };
 
 // Merges `ids` in place. Returns the number of heap pushes (0 on the short path): tests use it to check
-// that long inputs cost linear work.
-std::size_t bpe_merge(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& scratch);
+// that long inputs cost linear work. With a filter (byte-level models), ids[i] must be the symbol of byte
+// bytes[i]: pairs the filter rules out are not looked up.
+std::size_t bpe_merge(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& scratch,
+                      const BoundaryFilter* filter = nullptr, const char* bytes = nullptr);
 
 }  // namespace llmtrain::tokenizer

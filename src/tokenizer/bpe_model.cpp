@@ -37,6 +37,11 @@ std::optional<std::string> byte_level_bytes(const std::string& token) {
   return bytes;
 }
 
+// The first two bytes of s (size >= 2), as an index.
+std::size_t prefix2(std::string_view s) {
+  return static_cast<std::size_t>(static_cast<unsigned char>(s[0])) << 8 | static_cast<unsigned char>(s[1]);
+}
+
 // True if some merged token has U+2581 right after another character (then pieces cannot be cut there).
 bool builds_inner_metaspace(std::string_view token) {
   for (std::size_t p = token.find(kMetaspace, 1); p != std::string_view::npos; p = token.find(kMetaspace, p + 1)) {
@@ -58,13 +63,20 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     max_id = std::max(max_id, id);
   }
   id_to_token_.assign(static_cast<std::size_t>(max_id + 1), std::string());
+  if (options.ignore_merges) max_token_len_.assign(1 << 16, 0);
+  auto add_input = [&](const std::string& input, TokenId id) {  // a token in the model's input space
+    vocab_.insert(input, static_cast<std::uint64_t>(id));
+    if (!options.ignore_merges || input.size() < 2) return;
+    std::uint8_t& len = max_token_len_[prefix2(input)];
+    len = static_cast<std::uint8_t>(std::max<std::size_t>(len, std::min<std::size_t>(input.size(), 255)));
+  };
   for (const auto& [token, id] : vocab) {
     id_to_token_[static_cast<std::size_t>(id)] = token;
     file_vocab_.insert(token, static_cast<std::uint64_t>(id));
     if (!options.byte_level) {
-      vocab_.insert(token, static_cast<std::uint64_t>(id));
+      add_input(token, id);
     } else if (auto bytes = byte_level_bytes(token)) {
-      vocab_.insert(*bytes, static_cast<std::uint64_t>(id));
+      add_input(*bytes, id);
     }
   }
   const ByteLevelAlphabet& alphabet = byte_level_alphabet();
@@ -78,6 +90,8 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     const std::uint64_t* fallback = file_vocab_.find(name);
     fallback_ids_[b] = fallback ? static_cast<TokenId>(*fallback) : -1;
   }
+  all_bytes_known_ = options.byte_level;
+  for (TokenId id : byte_ids_) all_bytes_known_ = all_bytes_known_ && id >= 0;
   if (options.unk_token) {
     const std::uint64_t* id = file_vocab_.find(*options.unk_token);
     LLMTRAIN_CHECK(id, where, ": model.unk_token '", *options.unk_token, "' is not in the vocabulary");
@@ -95,6 +109,11 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
                    !a ? left : !b ? right : merged, "' is not in the vocabulary");
     merges_.insert(static_cast<TokenId>(*a), static_cast<TokenId>(*b),
                    {static_cast<std::uint32_t>(rank), static_cast<TokenId>(*m)});
+    if (all_bytes_known_) {
+      const std::optional<std::string> left_bytes = byte_level_bytes(left), right_bytes = byte_level_bytes(right);
+      if (left_bytes && right_bytes && !left_bytes->empty() && !right_bytes->empty())
+        boundary_filter_.add(*left_bytes, *right_bytes);
+    }
     inner_metaspace = inner_metaspace || builds_inner_metaspace(merged);
   }
   split_before_metaspace_ = !options.byte_level && !options.ignore_merges && !inner_metaspace &&
@@ -143,7 +162,8 @@ void BpeModel::encode_piece(std::string_view piece, EncodeScratch& s, std::vecto
 
 void BpeModel::encode_uncached(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
   if (piece.empty()) return;
-  if (options_.ignore_merges) {
+  if (options_.ignore_merges && (piece.size() == 1 || piece.size() >= 255 ||
+                                 piece.size() <= max_token_len_[prefix2(piece)])) {
     if (const std::uint64_t* id = vocab_.find(piece)) {
       out.push_back(static_cast<TokenId>(*id));
       return;
@@ -151,7 +171,8 @@ void BpeModel::encode_uncached(std::string_view piece, EncodeScratch& s, std::ve
   }
   s.word.clear();
   initial_symbols(piece, s.word);
-  bpe_merge(s.word, merges_, s.merge);
+  if (all_bytes_known_) bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
+  else bpe_merge(s.word, merges_, s.merge);
   out.insert(out.end(), s.word.begin(), s.word.end());
 }
 
@@ -168,6 +189,10 @@ std::optional<TokenId> BpeModel::unit_id(std::string_view unit) const {
 // including its handling of units missing from the vocabulary: byte fallback tokens "<0xXX>" if all exist,
 // else the unknown token (consecutive ones fused if fuse_unk), else the unit is dropped.
 void BpeModel::initial_symbols(std::string_view piece, std::vector<TokenId>& word) const {
+  if (all_bytes_known_) {
+    for (char c : piece) word.push_back(byte_ids_[static_cast<unsigned char>(c)]);
+    return;
+  }
   std::optional<TokenId> pending_unk;
   for (std::size_t i = 0; i < piece.size();) {
     const std::size_t len = options_.byte_level ? 1 : unicode::sequence_length(static_cast<unsigned char>(piece[i]));

@@ -65,6 +65,12 @@ class BpeModel {
   MergeTable merges_;
   std::array<TokenId, 256> byte_ids_;     // byte-level: id of each byte's character, -1 if missing
   std::array<TokenId, 256> fallback_ids_; // id of "<0xXX>", -1 if missing
+  bool all_bytes_known_ = false;          // byte-level and every byte has an id: a piece's symbols are its bytes
+  BoundaryFilter boundary_filter_;         // used when all_bytes_known_
+  // ignore_merges: the longest vocabulary token (input space, capped at 255 bytes) starting with each pair of
+  // bytes; a longer piece cannot be a token, which spares the vocabulary lookup (a cache miss) for most
+  // pieces of unspaced scripts.
+  std::vector<std::uint8_t> max_token_len_;
   std::optional<TokenId> unk_id_;
   // SentencePiece-style files: no merge builds a token with U+2581 after another character, so a piece can
   // be split before each U+2581 (that follows a non-U+2581) without changing the result; the parts are cached.

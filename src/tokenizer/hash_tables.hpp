@@ -1,6 +1,7 @@
 // Open-addressing hash tables for the two hot lookups of BPE: token pair -> merge, and byte string -> value
-// (the vocabulary and the per-thread pre-token cache). std::unordered_map allocates a node per entry and
-// chases pointers; these store everything in flat arrays and compare a full 64-bit hash first.
+// (the vocabulary and the per-thread pre-token cache), plus the per-thread memo in front of the first.
+// std::unordered_map allocates a node per entry and chases pointers; these store everything in flat arrays
+// and compare a full 64-bit hash first.
 #pragma once
 
 #include <cstddef>
@@ -35,47 +36,110 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
   return mix64(h ^ w);
 }
 
-// (left id, right id) -> (rank, merged id). Later inserts of the same pair overwrite earlier ones.
+// (left id, right id) -> (rank, merged id); rank kNoRank if the pair has no merge. Later inserts of the same
+// pair overwrite earlier ones. Encoding a new piece looks up about two pairs per byte, and in a large
+// vocabulary's table (16 MB for Llama-3) each lookup is a cache miss, so three things come first:
+//  - pairs of ids below 256 (the bytes of byte-level models, whose first merges build characters) are read
+//    from a dense 256x256 array, of which one script touches a few KB;
+//  - most other lookups are for pairs WITHOUT a merge (a character and the next one's first byte): a Bloom
+//    filter of 4-8 bits per merge answers most of them from a few hundred KB;
+//  - the table itself keeps key and value in one 16-byte slot, so a lookup touches one cache line.
 class MergeTable {
  public:
   struct Merge {
     std::uint32_t rank;
     std::int32_t id;
   };
+  static constexpr std::uint32_t kNoRank = ~0u;
+
+  static std::uint64_t pack(std::int32_t a, std::int32_t b) {
+    return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b);
+  }
+  static bool small(std::int32_t a, std::int32_t b) { return std::uint32_t(a | b) < kSmall; }
 
   void reserve(std::size_t n) {
     std::size_t cap = 16;
     while (cap < 2 * n) cap *= 2;
-    keys_.assign(cap, kEmpty);
-    values_.assign(cap, Merge{0, 0});
+    slots_.assign(cap, Slot{kEmpty, {kNoRank, 0}});
     mask_ = cap - 1;
+    std::size_t words = 1;
+    while (words * 16 < n) words *= 2;
+    filter_.assign(words, 0);
+    small_.assign(kSmall * kSmall, Merge{kNoRank, 0});
   }
+  // Needs reserve() first.
   void insert(std::int32_t a, std::int32_t b, Merge m) {
+    if (small(a, b)) {
+      small_[std::size_t(a) * kSmall + std::size_t(b)] = m;
+      return;
+    }
     const std::uint64_t key = pack(a, b);
     std::size_t i = mix64(key) & mask_;
-    while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask_;
-    keys_[i] = key;
-    values_[i] = m;
+    while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask_;
+    slots_[i] = Slot{key, m};
+    filter_[filter_word(key)] |= filter_bits(key);
   }
-  const Merge* find(std::int32_t a, std::int32_t b) const {
-    if (keys_.empty()) return nullptr;
+  Merge find(std::int32_t a, std::int32_t b) const {
+    if (small(a, b)) return find_small(a, b);
     const std::uint64_t key = pack(a, b);
-    std::size_t i = mix64(key) & mask_;
-    while (true) {
-      if (keys_[i] == key) return &values_[i];
-      if (keys_[i] == kEmpty) return nullptr;
-      i = (i + 1) & mask_;
+    return find_large(key, mix64(key));
+  }
+  Merge find_small(std::int32_t a, std::int32_t b) const {
+    return small_.empty() ? Merge{kNoRank, 0} : small_[std::size_t(a) * kSmall + std::size_t(b)];
+  }
+  // For pairs that are not small(): key = pack(a, b), h = mix64(key).
+  Merge find_large(std::uint64_t key, std::uint64_t h) const {
+    if (slots_.empty()) return Merge{kNoRank, 0};
+    const std::uint64_t bits = filter_bits(key);
+    if ((filter_[filter_word(key)] & bits) != bits) return Merge{kNoRank, 0};
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].key == key || slots_[i].key == kEmpty) return slots_[i].merge;
     }
   }
 
  private:
-  static constexpr std::uint64_t kEmpty = ~0ull;
-  static std::uint64_t pack(std::int32_t a, std::int32_t b) {
-    return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b);
+  static constexpr std::uint32_t kSmall = 256;
+  static constexpr std::uint64_t kEmpty = ~0ull;  // pack(-1, -1): no pair of valid ids
+  struct Slot {
+    std::uint64_t key;
+    Merge merge;  // {kNoRank, 0} in empty slots
+  };
+  // Three bits of one 64-bit word, from a hash independent of the table's.
+  static std::uint64_t filter_hash(std::uint64_t key) { return mix64(key ^ 0x2545F4914F6CDD1Dull); }
+  std::size_t filter_word(std::uint64_t key) const { return filter_hash(key) & (filter_.size() - 1); }
+  static std::uint64_t filter_bits(std::uint64_t key) {
+    const std::uint64_t g = filter_hash(key);
+    return (1ull << (g >> 58)) | (1ull << ((g >> 52) & 63)) | (1ull << ((g >> 46) & 63));
   }
-  std::vector<std::uint64_t> keys_;
-  std::vector<Merge> values_;
+  std::vector<Slot> slots_;
+  std::vector<std::uint64_t> filter_;
+  std::vector<Merge> small_;
   std::size_t mask_ = 0;
+};
+
+// A direct-mapped memo of MergeTable lookups (including misses), one per thread and table: the pairs of one
+// language repeat constantly (its characters, its frequent syllables), and this 256 KB array keeps them
+// close to the core where the table and its filter do not fit.
+class PairMemo {
+ public:
+  MergeTable::Merge find(const MergeTable& table, std::int32_t a, std::int32_t b) {
+    if (MergeTable::small(a, b)) return table.find_small(a, b);
+    if (entries_.empty()) entries_.assign(kSize, Entry{kEmpty, {MergeTable::kNoRank, 0}});
+    const std::uint64_t key = MergeTable::pack(a, b);
+    const std::uint64_t h = mix64(key);
+    Entry& e = entries_[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at least at first
+    if (e.key != key) e = Entry{key, table.find_large(key, h)};
+    return e.merge;
+  }
+
+ private:
+  static constexpr std::size_t kSize = 1 << 14;
+  static constexpr std::uint64_t kEmpty = ~0ull;  // pack(-1, -1): no pair of valid ids
+  struct Entry {
+    std::uint64_t key;
+    MergeTable::Merge merge;
+  };
+  std::vector<Entry> entries_;
 };
 
 // byte string -> 64-bit value; keys are copied into one arena. Grows by doubling; clear() keeps capacity.

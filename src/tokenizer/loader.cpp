@@ -12,6 +12,7 @@
 #include "components.hpp"
 #include "llmtrain/core/error.hpp"
 #include "tokenizer_impl.hpp"
+#include "unicode.hpp"
 
 namespace llmtrain::tokenizer {
 namespace {
@@ -177,6 +178,7 @@ Tokenizer Tokenizer::load(const std::string& path) {
     load_tokenizer_json(text, path, *impl);
   }
   finish_loading(*impl);
+  unicode::prepare_tables();  // here rather than inside the first encode of non-ASCII text (about 1 ms)
   return Tokenizer(std::move(impl));
 }
 

@@ -55,6 +55,12 @@ const ClassTable& class_table() {
   return table;
 }
 
+}  // namespace
+
+void prepare_tables() { class_table(); }
+
+namespace {
+
 std::uint8_t table_entry(std::uint32_t cp) {
   if (cp >= 0x110000) return kNone;
   const ClassTable& t = class_table();

@@ -20,6 +20,9 @@ CharClass non_ascii_class(std::uint32_t cp);
 
 Category category(std::uint32_t cp);
 
+// Builds the class table now; it is otherwise built on first use.
+void prepare_tables();
+
 inline CharClass char_class(std::uint32_t cp) {
   return cp < 128 ? static_cast<CharClass>(detail::kAsciiClass[cp]) : detail::non_ascii_class(cp);
 }
