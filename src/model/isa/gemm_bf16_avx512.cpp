@@ -71,34 +71,54 @@ void transpose16(__m512i r[16]) {
 }
 #pragma GCC diagnostic pop
 
-// Packs `width` lines (rows of op(A) or columns of op(B), padded with zeros to `panel`) over k in
-// [p0, p0 + kc) into the micro-kernel's layout: the bf16 pair (k = p0 + 2q, p0 + 2q + 1) of line i at
-// 32-bit slot q * panel + i; a missing last k is zero.
-void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long line0, long width, long panel,
-          long p0, long kc) {
+// Stores the first `lanes` lanes of v, lane j of which belongs to line g0 + j, into the panels (`panel`
+// lines each, `pairs` pairs long) at pair q: line l goes to 32-bit slot (l / panel) * pairs * panel +
+// q * panel + l % panel. One masked store per panel the lanes touch; its pointer may lie before the panel
+// (the masked-off lanes are never written), never before `out`, since line g0 lies in or before that panel.
+template <long panel>
+void store_lanes(unsigned* out, long pairs, long q, long g0, __m512i v, long lanes) {
+  for (long lo = 0; lo < lanes;) {
+    const long p = (g0 + lo) / panel, end = (p + 1) * panel - g0 < lanes ? (p + 1) * panel - g0 : lanes;
+    const __mmask16 mask = __mmask16(((1u << (end - lo)) - 1) << lo);
+    _mm512_mask_storeu_epi32(out + p * pairs * panel + q * panel + (g0 - p * panel), mask, v);
+    lo = end;
+  }
+}
+
+// Packs `width` lines of one panel (rows of op(A) or columns of op(B) whose k is contiguous: line i is
+// x[(line0 + i) * ld + k]; zero lines pad it to `panel`) over k in [p0, p0 + kc) into the micro-kernel's
+// layout: the bf16 pair (k = p0 + 2q, p0 + 2q + 1) of line i at 32-bit slot q * panel + i; a missing last k
+// is zero. 16 lines of 16 pairs at a time, transposed in registers.
+void pack_k_contiguous(unsigned short* out, const float* x, long ld, long line0, long width, long panel, long p0,
+                       long kc) {
   const long pairs = (kc + 1) / 2;
   unsigned* out32 = reinterpret_cast<unsigned*>(out);
-  if (k_contiguous) {  // line i is x[(line0 + i) * ld + k]: 16 lines of 16 pairs, transposed in registers
-    for (long i0 = 0; i0 < panel; i0 += 16) {
-      const long g = panel - i0 < 16 ? panel - i0 : 16;
-      const __mmask16 lanes = __mmask16((1u << g) - 1);
-      for (long q0 = 0; q0 < pairs; q0 += 16) {
-        const long k0 = 2 * q0, left = kc - k0;
-        __m512i r[16];
-        for (long i = 0; i < 16; ++i) {
-          r[i] = _mm512_setzero_si512();
-          if (i0 + i >= width) continue;
-          const float* line = x + (line0 + i0 + i) * ld + p0 + k0;
-          r[i] = to_bf16(load(line, left), load(line + 16, left - 16));
-        }
-        transpose16(r);
-        const long n = pairs - q0 < 16 ? pairs - q0 : 16;
-        for (long q = 0; q < n; ++q) _mm512_mask_storeu_epi32(out32 + (q0 + q) * panel + i0, lanes, r[q]);
+  for (long i0 = 0; i0 < panel; i0 += 16) {
+    const long g = panel - i0 < 16 ? panel - i0 : 16;
+    const __mmask16 lanes = __mmask16((1u << g) - 1);
+    for (long q0 = 0; q0 < pairs; q0 += 16) {
+      const long k0 = 2 * q0, left = kc - k0;
+      __m512i r[16];
+      for (long i = 0; i < 16; ++i) {
+        r[i] = _mm512_setzero_si512();
+        if (i0 + i >= width) continue;
+        const float* line = x + (line0 + i0 + i) * ld + p0 + k0;
+        r[i] = to_bf16(load(line, left), load(line + 16, left - 16));
       }
+      transpose16(r);
+      const long n = pairs - q0 < 16 ? pairs - q0 : 16;
+      for (long q = 0; q < n; ++q) _mm512_mask_storeu_epi32(out32 + (q0 + q) * panel + i0, lanes, r[q]);
     }
-    return;
   }
-  // Line i is x[k * ld + line0 + i]: two k rows side by side, interleaved into pairs, 16 lines at a time.
+}
+
+// The same layout for `count` lines whose k is strided (line i is x[k * ld + line0 + i]), any number of
+// panels in one pass: two k rows side by side are interleaved into pairs, 32 lines at a time, and
+// store_lanes puts each line in its panel.
+template <long panel>
+void pack_k_strided(unsigned short* out, const float* x, long ld, long line0, long count, long p0, long kc) {
+  const long pairs = (kc + 1) / 2, padded = (count + panel - 1) / panel * panel;
+  unsigned* out32 = reinterpret_cast<unsigned*>(out);
   const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
                                          6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
   const __m512i second = _mm512_add_epi16(first, _mm512_set1_epi16(16));
@@ -106,34 +126,46 @@ void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long 
     const float* r0 = x + (p0 + 2 * q) * ld + line0;
     const float* r1 = r0 + ld;
     const bool has_r1 = 2 * q + 1 < kc;
-    for (long i0 = 0; i0 < panel; i0 += 32) {
-      const long left = width - i0;
+    for (long g0 = 0; g0 < padded; g0 += 32) {
+      const long left = count - g0, lanes = padded - g0 < 32 ? padded - g0 : 32;
       __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
       if (left > 0) {
-        a = to_bf16(load(r0 + i0, left), load(r0 + i0 + 16, left - 16));
-        if (has_r1) b = to_bf16(load(r1 + i0, left), load(r1 + i0 + 16, left - 16));
+        a = to_bf16(load(r0 + g0, left), load(r0 + g0 + 16, left - 16));
+        if (has_r1) b = to_bf16(load(r1 + g0, left), load(r1 + g0 + 16, left - 16));
       }
-      const __m512i lo = _mm512_permutex2var_epi16(a, first, b), hi = _mm512_permutex2var_epi16(a, second, b);
-      const long n = panel - i0 < 32 ? panel - i0 : 32;  // pairs to write: 16 from lo, the rest from hi
-      unsigned* dst = out32 + q * panel + i0;
-      _mm512_mask_storeu_epi32(dst, __mmask16(n >= 16 ? 0xffff : (1u << n) - 1), lo);
-      if (n > 16) _mm512_mask_storeu_epi32(dst + 16, __mmask16(n >= 32 ? 0xffff : (1u << (n - 16)) - 1), hi);
+      store_lanes<panel>(out32, pairs, q, g0, _mm512_permutex2var_epi16(a, first, b), lanes < 16 ? lanes : 16);
+      if (lanes > 16)
+        store_lanes<panel>(out32, pairs, q, g0 + 16, _mm512_permutex2var_epi16(a, second, b), lanes - 16);
     }
+  }
+}
+
+// op(X)'s lines [line0, line0 + count) over k in [p0, p0 + kc) -> panels of `panel` lines, each pairs * panel
+// 32-bit slots long. Narrow k-strided panels (A's 6 rows) are packed all in one pass, which fills whole
+// vectors (panel by panel, 26 of every 32 lanes would be wasted): dW products gain about 10 %. Wide ones
+// (B's 64 columns) panel by panel, which measured faster for them.
+template <long panel>
+void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long line0, long count, long p0,
+          long kc) {
+  const long pairs = (kc + 1) / 2;
+  if (!k_contiguous && panel < 32) return pack_k_strided<panel>(out, x, ld, line0, count, p0, kc);
+  for (long i = 0; i < count; i += panel) {  // one panel at a time: the writes of a pass stay in one panel
+    const long width = count - i < panel ? count - i : panel;
+    if (k_contiguous)
+      pack_k_contiguous(out + i * pairs * 2, x, ld, line0 + i, width, panel, p0, kc);
+    else
+      pack_k_strided<panel>(out + i * pairs * 2, x, ld, line0 + i, width, p0, kc);
   }
 }
 
 // op(B)[p0 .. p0+kc) x [j0 .. j0+nc) -> panels of kNR columns.
 void pack_b(unsigned short* out, const Operand& b, long p0, long kc, long j0, long nc) {
-  const long pairs = (kc + 1) / 2;
-  for (long jp = 0; jp < nc; jp += kNR)
-    pack(out + jp * pairs * 2, b.data, b.ld, b.trans, j0 + jp, nc - jp < kNR ? nc - jp : kNR, kNR, p0, kc);
+  pack<kNR>(out, b.data, b.ld, b.trans, j0, nc, p0, kc);
 }
 
 // op(A)[i0 .. i0+mc) x [p0 .. p0+kc) -> panels of kMR rows.
 void pack_a(unsigned short* out, const Operand& a, long i0, long mc, long p0, long kc) {
-  const long pairs = (kc + 1) / 2;
-  for (long ip = 0; ip < mc; ip += kMR)
-    pack(out + ip * pairs * 2, a.data, a.ld, !a.trans, i0 + ip, mc - ip < kMR ? mc - ip : kMR, kMR, p0, kc);
+  pack<kMR>(out, a.data, a.ld, !a.trans, i0, mc, p0, kc);
 }
 
 // acc[6 x 64] = A panel x B panel over `pairs` k pairs; then C[rows x cols] += alpha * acc.
