@@ -168,9 +168,11 @@ void pack_a(unsigned short* out, const Operand& a, long i0, long mc, long p0, lo
   pack<kMR>(out, a.data, a.ld, !a.trans, i0, mc, p0, kc);
 }
 
-// acc[6 x 64] = A panel x B panel over `pairs` k pairs; then C[rows x cols] += alpha * acc.
-void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, float alpha, float* c, long ldc,
-                  long rows, long cols) {
+// acc[6 x 64] = A panel x B panel over `pairs` k pairs; then C[rows x cols] = alpha * acc + beta * C for
+// the first k block (C is not read when beta is 0) and C += alpha * acc for the others: C is read and
+// written once per k block, with no separate pass that scales it.
+void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, float alpha, float beta, bool first,
+                  float* c, long ldc, long rows, long cols) {
   __m512 acc[kMR][kVectors];
   for (long i = 0; i < kMR; ++i)
     for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_setzero_ps();
@@ -190,10 +192,17 @@ void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, 
   }
   const __m512 va = _mm512_set1_ps(alpha);
   if (rows == kMR && cols == kNR) {
+    if (first && beta == 0.0f) {
+      for (long i = 0; i < kMR; ++i)
+        for (int v = 0; v < kVectors; ++v)
+          _mm512_storeu_ps(c + i * ldc + 16 * v, _mm512_fmadd_ps(va, acc[i][v], _mm512_setzero_ps()));
+      return;
+    }
+    const __m512 scale = _mm512_set1_ps(first ? beta : 1.0f);  // times 1 after the first block: exact
     for (long i = 0; i < kMR; ++i)
       for (int v = 0; v < kVectors; ++v) {
         float* cv = c + i * ldc + 16 * v;
-        _mm512_storeu_ps(cv, _mm512_fmadd_ps(va, acc[i][v], _mm512_loadu_ps(cv)));
+        _mm512_storeu_ps(cv, _mm512_fmadd_ps(va, acc[i][v], _mm512_mul_ps(scale, _mm512_loadu_ps(cv))));
       }
     return;
   }
@@ -201,16 +210,22 @@ void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, 
   for (long i = 0; i < kMR; ++i)
     for (int v = 0; v < kVectors; ++v) _mm512_store_ps(tile[i] + 16 * v, acc[i][v]);
   for (long i = 0; i < rows; ++i)
-    for (long j = 0; j < cols; ++j) c[i * ldc + j] += alpha * tile[i][j];
+    for (long j = 0; j < cols; ++j) {
+      float& cij = c[i * ldc + j];
+      const float in = !first ? cij : beta == 0.0f ? 0.0f : beta * cij;
+      cij = in + alpha * tile[i][j];
+    }
 }
 
 }  // namespace
 
 void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
                       const float* b, long ldb, float beta, float* c, long ldc) {
-  for (long i = 0; i < m; ++i)  // C = beta * C first; every k block then adds alpha * its product
-    for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-  if (k == 0 || alpha == 0.0f) return;
+  if (k == 0 || alpha == 0.0f) {  // C = beta * C (not read when beta is 0)
+    for (long i = 0; i < m; ++i)
+      for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
   const Operand op_a{a, lda, trans_a}, op_b{b, ldb, trans_b};
   // Scratch for one packed block of each operand, kept between calls (one thread per process).
   static unsigned short* packed_a = static_cast<unsigned short*>(aligned_alloc(64, kMC * kKC * 2));
@@ -225,7 +240,7 @@ void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float 
         pack_a(packed_a, op_a, i0, mc, p0, kc);
         for (long jp = 0; jp < nc; jp += kNR)
           for (long ip = 0; ip < mc; ip += kMR)
-            micro_kernel(pairs, packed_a + ip * pairs * 2, packed_b + jp * pairs * 2, alpha,
+            micro_kernel(pairs, packed_a + ip * pairs * 2, packed_b + jp * pairs * 2, alpha, beta, p0 == 0,
                          c + (i0 + ip) * ldc + j0 + jp, ldc, mc - ip < kMR ? mc - ip : kMR,
                          nc - jp < kNR ? nc - jp : kNR);
       }
