@@ -8,6 +8,9 @@ set -euo pipefail
 build=${1:-build}
 shift || true
 here=$(cd "$(dirname "$0")" && pwd)
+# llmtrain picks OpenBLAS's kernel set itself (Cooperlake on AVX512_BF16 CPUs); an inherited
+# OPENBLAS_CORETYPE (this machine's environment sets Haswell) would override it and slow down fp32.
+unset OPENBLAS_CORETYPE
 echo "== llmtrain =="
 OMP_NUM_THREADS=1 taskset -c 1 "$build/bin/train_step_bench" "$@"
 echo "== PyTorch =="

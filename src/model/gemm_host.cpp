@@ -1,5 +1,5 @@
-// Host gemm dispatch: row-major CBLAS. In a CUDA build of Kokkos, gemm() goes to cuBLAS instead
-// (src/model/cuda/gemm_cublas.cpp), since the pointers then live in device memory.
+// Host gemm dispatch: row-major CBLAS. In a CUDA build of Kokkos, gemm() goes to cuBLAS instead (bf16:
+// cuBLASLt; src/model/cuda/gemm_cublas.cpp), since the pointers then live in device memory.
 //
 // Bf16 products: on CPUs with AVX512_BF16 our kernel (isa/gemm_bf16_avx512.cpp; Debian's OpenBLAS has no
 // cblas_sbgemm), which rounds the operands while packing them. Elsewhere the same arithmetic is emulated:
@@ -23,7 +23,8 @@ namespace llmtrain::model {
 #if defined(KOKKOS_ENABLE_CUDA)
 template <typename T>
 void gemm_cublas(Trans, Trans, std::int64_t, std::int64_t, std::int64_t, T, const T*, std::int64_t, const T*,
-                 std::int64_t, T, T*, std::int64_t);
+                 std::int64_t, T, T*, std::int64_t, Precision);
+bool cuda_bf16_supported();
 #endif
 
 namespace {
@@ -100,9 +101,8 @@ template <typename T>
 void dispatch(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, Precision precision) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  LLMTRAIN_CHECK(precision == Precision::Fp32, "train.precision = \"bf16\" is not implemented in the CUDA build");
   Kokkos::fence();  // Kokkos kernels and cuBLAS may use different streams
-  gemm_cublas<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm_cublas<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
   Kokkos::fence();
 #else
   host_gemm_polled(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
@@ -130,7 +130,8 @@ const char* precision_name(Precision precision) { return precision == Precision:
 
 bool bf16_supported() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  return false;
+  static const bool supported = cuda_bf16_supported();
+  return supported;
 #else
   static const bool supported = [] {
     __builtin_cpu_init();

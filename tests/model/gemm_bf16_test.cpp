@@ -4,11 +4,13 @@
 // transposition, alpha/beta, padded leading dimensions and shapes that are not multiples of a vector.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -153,6 +155,43 @@ TEST(GemmBf16, RoundsOperandsToNearestEven) {
     product(false, false, 1, 1, 1, 1.0f, &big, 1, &one, 1, 0.0f, &c, 1);
     EXPECT_TRUE(std::isinf(c)) << "3.4e38 rounds up past the largest bf16, got " << c;
   }
+}
+
+// Our kernel sums each element over k in a fixed order whatever the row and column blocking, so a product
+// cut into row panels (as the progress-polled dispatch cuts large ones) gives the same bits as the whole
+// one; every path gives the same bits twice. Several k blocks and a row count that is no multiple of the register tile.
+TEST(GemmBf16, RowPanelsGiveTheSameBits) {
+  const long m = 203, n = 150, k = 700;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (Trans ta : {Trans::No, Trans::Yes})
+    for (Trans tb : {Trans::No, Trans::Yes}) {
+      SCOPED_TRACE(testing::Message() << "ta " << int(ta) << " tb " << int(tb));
+      std::vector<float> a(std::size_t(m * k)), b(std::size_t(k * n)), c0(std::size_t(m * n));
+      for (auto& v : a) v = normal(rng);
+      for (auto& v : b) v = normal(rng);
+      for (auto& v : c0) v = normal(rng);
+      const long lda = ta == Trans::No ? k : m, ldb = tb == Trans::No ? n : k;
+      for (const auto& [name, product] : products()) {
+        SCOPED_TRACE(name);
+        std::vector<float> whole = c0, again = c0, panels = c0;
+        product(ta == Trans::Yes, tb == Trans::Yes, m, n, k, 0.5f, a.data(), lda, b.data(), ldb, 1.0f, whole.data(), n);
+        product(ta == Trans::Yes, tb == Trans::Yes, m, n, k, 0.5f, a.data(), lda, b.data(), ldb, 1.0f, again.data(), n);
+        for (long i0 = 0; i0 < m; i0 += 37) {  // op(A)'s rows i0.. are A's rows or its columns
+          const long rows = std::min(37L, m - i0);
+          const float* a_panel = ta == Trans::No ? a.data() + i0 * lda : a.data() + i0;
+          product(ta == Trans::Yes, tb == Trans::Yes, rows, n, k, 0.5f, a_panel, lda, b.data(), ldb, 1.0f,
+                  panels.data() + i0 * n, n);
+        }
+        EXPECT_EQ(0, std::memcmp(whole.data(), again.data(), whole.size() * sizeof(float))) << "not deterministic";
+        // OpenBLAS's sgemm (behind the emulation) makes no such promise: its order changes with m.
+        if (name == std::string("avx512_bf16") || (name == std::string("gemm") && bf16_supported())) {
+          EXPECT_EQ(0, std::memcmp(whole.data(), panels.data(), whole.size() * sizeof(float)))
+              << "row panels changed the summation order";
+        }
+        EXPECT_NE(0, std::memcmp(whole.data(), c0.data(), whole.size() * sizeof(float)));
+      }
+    }
 }
 
 TEST(GemmBf16, BadInput) {

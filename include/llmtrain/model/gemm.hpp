@@ -6,8 +6,9 @@
 //
 // Precision::Bf16 (train.precision = "bf16") is mixed precision as in the seeds' runs: both operands are
 // rounded to bfloat16 (nearest even) and the product is accumulated and written in fp32 (C, alpha, beta
-// stay fp32: gradients accumulate in fp32). On the host that is OpenBLAS's cblas_sbgemm, fast only on CPUs
-// with AVX512_BF16 (bf16_supported()); the job falls back to fp32 elsewhere and says so.
+// stay fp32: gradients accumulate in fp32). On the host that is our AVX512_BF16 kernel (Debian's OpenBLAS
+// has no cblas_sbgemm), fast only on CPUs with AVX512_BF16 (bf16_supported()); in a CUDA build cuBLASLt on
+// GPUs of compute capability 8.0 or later. The job falls back to fp32 elsewhere and says so.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,8 @@ enum class Precision { Fp32, Bf16 };
 
 Precision parse_precision(const std::string& name);  // "fp32" | "bf16"; throws llmtrain::Error otherwise
 const char* precision_name(Precision precision);
-// Whether Precision::Bf16 runs at bf16 speed here: the CPU has AVX512_BF16 (host build).
+// Whether Precision::Bf16 runs at bf16 speed here: the CPU has AVX512_BF16 (host build), or the GPU has
+// bf16 tensor cores (CUDA build).
 bool bf16_supported();
 
 // Bf16 is for float only (a double product with Bf16 throws).

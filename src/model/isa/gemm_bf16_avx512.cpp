@@ -3,9 +3,13 @@
 // bf16 pairs per 32-bit lane: 64 flops per instruction, twice an fp32 FMA.
 //
 // Why our own: Debian's OpenBLAS 0.3.21 is built without BUILD_BFLOAT16 (no cblas_sbgemm).
-// Blocking as in GotoBLAS: a KC x NC block of op(B) and an MC x KC block of op(A) are packed into
-// micro-panels (NR columns, MR rows, k in pairs), and a 12 x 32 register tile runs over each pair of
-// micro-panels. Compiled with AVX-512 flags: only this translation unit may use them, so it includes no
+// Blocking as in GotoBLAS: a KC x NC block of op(B) is packed once and reused by every MC x KC block of
+// op(A); both are packed into micro-panels (NR columns, MR rows, k in pairs) and a 6 x 64 register tile
+// runs over each pair of micro-panels: 24 accumulators, 4 vectors of B and one broadcast pair of A use 29
+// of the 32 zmm registers, and each B load feeds 6 instructions. The tile of C is prefetched before the k
+// loop (without it its first touch stalls the kernel: about 20 % of the rate). Block sizes were chosen by
+// measurement on Zen 5 (perf/RESULTS.md); the summation order depends only on the shapes, so results are
+// deterministic. Compiled with AVX-512 flags: only this translation unit may use them, so it includes no
 // header with inline functions (the linker could keep this file's copy for baseline code) and keeps
 // everything but its entry point in an anonymous namespace.
 #include <immintrin.h>
@@ -16,8 +20,9 @@
 namespace llmtrain::model::isa {
 namespace {
 
-constexpr long kMR = 12, kNR = 32;                     // register tile: 12 rows x 2 vectors of 16 columns
-constexpr long kKC = 256, kMC = 12 * 16, kNC = 1024;  // k per block (even), rows and columns per block
+constexpr int kVectors = 4;                            // register tile: 6 rows x 4 vectors of 16 columns
+constexpr long kMR = 6, kNR = 16 * kVectors;
+constexpr long kKC = 256, kMC = 6 * 32, kNC = 1024;  // k per block (even), rows and columns per block
 
 struct Operand {
   const float* data;
@@ -35,29 +40,85 @@ __m512 load(const float* p, long count) {
   return count >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p);
 }
 
-// Packs `width` lines (rows of op(A) or columns of op(B), padded with zeros to `panel`) over k in
-// [p0, p0 + kc) into the micro-kernel's layout: the bf16 pair (k = p0 + 2q, p0 + 2q + 1) of line i at
-// 32-bit slot q * panel + i; a missing last k is zero.
-void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long line0, long width, long panel,
-          long p0, long kc) {
+// In place: r[i] lane j <- r[j] lane i (16 x 16 32-bit elements). GCC 12 warns inside its own unpack and
+// shuffle intrinsics (their unused pass-through operand is _mm512_undefined: GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+void transpose16(__m512i r[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xdd);
+    r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xdd);
+  }
+}
+#pragma GCC diagnostic pop
+
+// Stores the first `lanes` lanes of v, lane j of which belongs to line g0 + j, into the panels (`panel`
+// lines each, `pairs` pairs long) at pair q: line l goes to 32-bit slot (l / panel) * pairs * panel +
+// q * panel + l % panel. One masked store per panel the lanes touch; its pointer may lie before the panel
+// (the masked-off lanes are never written), never before `out`, since line g0 lies in or before that panel.
+template <long panel>
+void store_lanes(unsigned* out, long pairs, long q, long g0, __m512i v, long lanes) {
+  for (long lo = 0; lo < lanes;) {
+    const long p = (g0 + lo) / panel, end = (p + 1) * panel - g0 < lanes ? (p + 1) * panel - g0 : lanes;
+    const __mmask16 mask = __mmask16(((1u << (end - lo)) - 1) << lo);
+    _mm512_mask_storeu_epi32(out + p * pairs * panel + q * panel + (g0 - p * panel), mask, v);
+    lo = end;
+  }
+}
+
+// Packs `width` lines of one panel (rows of op(A) or columns of op(B) whose k is contiguous: line i is
+// x[(line0 + i) * ld + k]; zero lines pad it to `panel`) over k in [p0, p0 + kc) into the micro-kernel's
+// layout: the bf16 pair (k = p0 + 2q, p0 + 2q + 1) of line i at 32-bit slot q * panel + i; a missing last k
+// is zero. 16 lines of 16 pairs at a time, transposed in registers.
+void pack_k_contiguous(unsigned short* out, const float* x, long ld, long line0, long width, long panel, long p0,
+                       long kc) {
   const long pairs = (kc + 1) / 2;
   unsigned* out32 = reinterpret_cast<unsigned*>(out);
-  if (k_contiguous) {  // line i is x[(line0 + i) * ld + k]: 32 consecutive k are 16 pairs of one line
-    alignas(64) unsigned tmp[16];
-    for (long i = 0; i < panel; ++i) {
-      const float* line = x + (line0 + i) * ld + p0;
-      for (long q0 = 0; q0 < pairs; q0 += 16) {
-        const long k0 = 2 * q0, left = kc - k0;
-        const __m512i v = i < width ? to_bf16(load(line + k0, left), load(line + k0 + 16, left - 16))
-                                    : _mm512_setzero_si512();
-        _mm512_store_si512(tmp, v);
-        const long n = pairs - q0 < 16 ? pairs - q0 : 16;
-        for (long q = 0; q < n; ++q) out32[(q0 + q) * panel + i] = tmp[q];
+  for (long i0 = 0; i0 < panel; i0 += 16) {
+    const long g = panel - i0 < 16 ? panel - i0 : 16;
+    const __mmask16 lanes = __mmask16((1u << g) - 1);
+    for (long q0 = 0; q0 < pairs; q0 += 16) {
+      const long k0 = 2 * q0, left = kc - k0;
+      __m512i r[16];
+      for (long i = 0; i < 16; ++i) {
+        r[i] = _mm512_setzero_si512();
+        if (i0 + i >= width) continue;
+        const float* line = x + (line0 + i0 + i) * ld + p0 + k0;
+        r[i] = to_bf16(load(line, left), load(line + 16, left - 16));
       }
+      transpose16(r);
+      const long n = pairs - q0 < 16 ? pairs - q0 : 16;
+      for (long q = 0; q < n; ++q) _mm512_mask_storeu_epi32(out32 + (q0 + q) * panel + i0, lanes, r[q]);
     }
-    return;
   }
-  // Line i is x[k * ld + line0 + i]: two k rows side by side, interleaved into pairs, 16 lines at a time.
+}
+
+// The same layout for `count` lines whose k is strided (line i is x[k * ld + line0 + i]), any number of
+// panels in one pass: two k rows side by side are interleaved into pairs, 32 lines at a time, and
+// store_lanes puts each line in its panel.
+template <long panel>
+void pack_k_strided(unsigned short* out, const float* x, long ld, long line0, long count, long p0, long kc) {
+  const long pairs = (kc + 1) / 2, padded = (count + panel - 1) / panel * panel;
+  unsigned* out32 = reinterpret_cast<unsigned*>(out);
   const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
                                          6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
   const __m512i second = _mm512_add_epi16(first, _mm512_set1_epi16(16));
@@ -65,76 +126,106 @@ void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long 
     const float* r0 = x + (p0 + 2 * q) * ld + line0;
     const float* r1 = r0 + ld;
     const bool has_r1 = 2 * q + 1 < kc;
-    for (long i0 = 0; i0 < panel; i0 += 32) {
-      const long left = width - i0;
+    for (long g0 = 0; g0 < padded; g0 += 32) {
+      const long left = count - g0, lanes = padded - g0 < 32 ? padded - g0 : 32;
       __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
       if (left > 0) {
-        a = to_bf16(load(r0 + i0, left), load(r0 + i0 + 16, left - 16));
-        if (has_r1) b = to_bf16(load(r1 + i0, left), load(r1 + i0 + 16, left - 16));
+        a = to_bf16(load(r0 + g0, left), load(r0 + g0 + 16, left - 16));
+        if (has_r1) b = to_bf16(load(r1 + g0, left), load(r1 + g0 + 16, left - 16));
       }
-      const __m512i lo = _mm512_permutex2var_epi16(a, first, b), hi = _mm512_permutex2var_epi16(a, second, b);
-      const long n = panel - i0 < 32 ? panel - i0 : 32;  // pairs to write: 16 from lo, the rest from hi
-      unsigned* dst = out32 + q * panel + i0;
-      _mm512_mask_storeu_epi32(dst, __mmask16(n >= 16 ? 0xffff : (1u << n) - 1), lo);
-      if (n > 16) _mm512_mask_storeu_epi32(dst + 16, __mmask16(n >= 32 ? 0xffff : (1u << (n - 16)) - 1), hi);
+      store_lanes<panel>(out32, pairs, q, g0, _mm512_permutex2var_epi16(a, first, b), lanes < 16 ? lanes : 16);
+      if (lanes > 16)
+        store_lanes<panel>(out32, pairs, q, g0 + 16, _mm512_permutex2var_epi16(a, second, b), lanes - 16);
     }
+  }
+}
+
+// op(X)'s lines [line0, line0 + count) over k in [p0, p0 + kc) -> panels of `panel` lines, each pairs * panel
+// 32-bit slots long. Narrow k-strided panels (A's 6 rows) are packed all in one pass, which fills whole
+// vectors (panel by panel, 26 of every 32 lanes would be wasted): dW products gain about 10 %. Wide ones
+// (B's 64 columns) panel by panel, which measured faster for them.
+template <long panel>
+void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long line0, long count, long p0,
+          long kc) {
+  const long pairs = (kc + 1) / 2;
+  if (!k_contiguous && panel < 32) return pack_k_strided<panel>(out, x, ld, line0, count, p0, kc);
+  for (long i = 0; i < count; i += panel) {  // one panel at a time: the writes of a pass stay in one panel
+    const long width = count - i < panel ? count - i : panel;
+    if (k_contiguous)
+      pack_k_contiguous(out + i * pairs * 2, x, ld, line0 + i, width, panel, p0, kc);
+    else
+      pack_k_strided<panel>(out + i * pairs * 2, x, ld, line0 + i, width, p0, kc);
   }
 }
 
 // op(B)[p0 .. p0+kc) x [j0 .. j0+nc) -> panels of kNR columns.
 void pack_b(unsigned short* out, const Operand& b, long p0, long kc, long j0, long nc) {
-  const long pairs = (kc + 1) / 2;
-  for (long jp = 0; jp < nc; jp += kNR)
-    pack(out + jp * pairs * 2, b.data, b.ld, b.trans, j0 + jp, nc - jp < kNR ? nc - jp : kNR, kNR, p0, kc);
+  pack<kNR>(out, b.data, b.ld, b.trans, j0, nc, p0, kc);
 }
 
 // op(A)[i0 .. i0+mc) x [p0 .. p0+kc) -> panels of kMR rows.
 void pack_a(unsigned short* out, const Operand& a, long i0, long mc, long p0, long kc) {
-  const long pairs = (kc + 1) / 2;
-  for (long ip = 0; ip < mc; ip += kMR)
-    pack(out + ip * pairs * 2, a.data, a.ld, !a.trans, i0 + ip, mc - ip < kMR ? mc - ip : kMR, kMR, p0, kc);
+  pack<kMR>(out, a.data, a.ld, !a.trans, i0, mc, p0, kc);
 }
 
-// acc[12 x 32] = A panel x B panel over `pairs` k pairs; then C[rows x cols] += alpha * acc.
-void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, float alpha, float* c, long ldc,
-                  long rows, long cols) {
-  __m512 acc[kMR][2];
-  for (long i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+// acc[6 x 64] = A panel x B panel over `pairs` k pairs; then C[rows x cols] = alpha * acc + beta * C for
+// the first k block (C is not read when beta is 0) and C += alpha * acc for the others: C is read and
+// written once per k block, with no separate pass that scales it.
+void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, float alpha, float beta, bool first,
+                  float* c, long ldc, long rows, long cols) {
+  __m512 acc[kMR][kVectors];
+  for (long i = 0; i < kMR; ++i)
+    for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_setzero_ps();
+  for (long i = 0; i < rows; ++i) {  // first and last line of each row of the C tile
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + cols - 1), _MM_HINT_T0);
+  }
   const int* a_pairs = reinterpret_cast<const int*>(a);
+#pragma GCC unroll 4
   for (long q = 0; q < pairs; ++q) {
-    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + q * kNR * 2);
-    const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + q * kNR * 2 + 32);
+    __m512bh bv[kVectors];
+    for (int v = 0; v < kVectors; ++v) bv[v] = (__m512bh)_mm512_loadu_si512(b + q * kNR * 2 + 32 * v);
     for (long i = 0; i < kMR; ++i) {
       const __m512bh ai = (__m512bh)_mm512_set1_epi32(a_pairs[q * kMR + i]);
-      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
-      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+      for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], ai, bv[v]);
     }
   }
   const __m512 va = _mm512_set1_ps(alpha);
   if (rows == kMR && cols == kNR) {
-    for (long i = 0; i < kMR; ++i) {
-      float* ci = c + i * ldc;
-      _mm512_storeu_ps(ci, _mm512_fmadd_ps(va, acc[i][0], _mm512_loadu_ps(ci)));
-      _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(va, acc[i][1], _mm512_loadu_ps(ci + 16)));
+    if (first && beta == 0.0f) {
+      for (long i = 0; i < kMR; ++i)
+        for (int v = 0; v < kVectors; ++v)
+          _mm512_storeu_ps(c + i * ldc + 16 * v, _mm512_fmadd_ps(va, acc[i][v], _mm512_setzero_ps()));
+      return;
     }
+    const __m512 scale = _mm512_set1_ps(first ? beta : 1.0f);  // times 1 after the first block: exact
+    for (long i = 0; i < kMR; ++i)
+      for (int v = 0; v < kVectors; ++v) {
+        float* cv = c + i * ldc + 16 * v;
+        _mm512_storeu_ps(cv, _mm512_fmadd_ps(va, acc[i][v], _mm512_mul_ps(scale, _mm512_loadu_ps(cv))));
+      }
     return;
   }
   alignas(64) float tile[kMR][kNR];
-  for (long i = 0; i < kMR; ++i) {
-    _mm512_store_ps(tile[i], acc[i][0]);
-    _mm512_store_ps(tile[i] + 16, acc[i][1]);
-  }
+  for (long i = 0; i < kMR; ++i)
+    for (int v = 0; v < kVectors; ++v) _mm512_store_ps(tile[i] + 16 * v, acc[i][v]);
   for (long i = 0; i < rows; ++i)
-    for (long j = 0; j < cols; ++j) c[i * ldc + j] += alpha * tile[i][j];
+    for (long j = 0; j < cols; ++j) {
+      float& cij = c[i * ldc + j];
+      const float in = !first ? cij : beta == 0.0f ? 0.0f : beta * cij;
+      cij = in + alpha * tile[i][j];
+    }
 }
 
 }  // namespace
 
 void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
                       const float* b, long ldb, float beta, float* c, long ldc) {
-  for (long i = 0; i < m; ++i)  // C = beta * C first; every k block then adds alpha * its product
-    for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-  if (k == 0 || alpha == 0.0f) return;
+  if (k == 0 || alpha == 0.0f) {  // C = beta * C (not read when beta is 0)
+    for (long i = 0; i < m; ++i)
+      for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
   const Operand op_a{a, lda, trans_a}, op_b{b, ldb, trans_b};
   // Scratch for one packed block of each operand, kept between calls (one thread per process).
   static unsigned short* packed_a = static_cast<unsigned short*>(aligned_alloc(64, kMC * kKC * 2));
@@ -149,7 +240,7 @@ void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float 
         pack_a(packed_a, op_a, i0, mc, p0, kc);
         for (long jp = 0; jp < nc; jp += kNR)
           for (long ip = 0; ip < mc; ip += kMR)
-            micro_kernel(pairs, packed_a + ip * pairs * 2, packed_b + jp * pairs * 2, alpha,
+            micro_kernel(pairs, packed_a + ip * pairs * 2, packed_b + jp * pairs * 2, alpha, beta, p0 == 0,
                          c + (i0 + ip) * ldc + j0 + jp, ldc, mc - ip < kMR ? mc - ip : kMR,
                          nc - jp < kNR ? nc - jp : kNR);
       }
