@@ -35,6 +35,16 @@ TEST(LoaderPrefetch, SameRowsAsTheSynchronousLoader) {
   expect_same_batches(sync, 0, async, 50);
 }
 
+// States compared byte for byte; a difference is shown in readable form.
+::testing::AssertionResult same_states(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << a.size() << " states against " << b.size();
+  for (std::size_t r = 0; r < a.size(); ++r)
+    if (a[r] != b[r])
+      return ::testing::AssertionFailure() << "rank " << r << ":\n" << describe_state(a[r]) << "against\n"
+                                           << describe_state(b[r]);
+  return ::testing::AssertionSuccess();
+}
+
 // The input of a test: the committed raw JSON Lines corpus, or the same pre-tokenized to .ltok.
 struct Input {
   const char* name;
@@ -64,12 +74,12 @@ TEST(LoaderPrefetch, StateIsTheSynchronousStateByteForByte) {
           World sync(o, world);
           o.prefetch_rows = prefetch;
           World async(o, world);
-          ASSERT_EQ(sync.states(), async.states()) << "before the first batch";
+          ASSERT_TRUE(same_states(sync.states(), async.states())) << "before the first batch";
           for (int step = 1; step <= 40; ++step) {
             sync.step();
             async.step();
             if (step % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-            ASSERT_EQ(sync.states(), async.states()) << "after step " << step;
+            ASSERT_TRUE(same_states(sync.states(), async.states())) << "after step " << step;
             for (std::size_t r = 0; r < sync.ranks.size(); ++r) {
               const LoaderStats a = sync.ranks[r]->stats(), b = async.ranks[r]->stats();
               ASSERT_EQ(a.datasets[0].epoch, b.datasets[0].epoch);
@@ -96,7 +106,7 @@ TEST(LoaderPrefetch, RescaleFromAPrefetchedStateGivesTheSynchronousBatches) {
     async.steps(25);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const std::vector<std::string> saved_sync = sync.states(), saved_async = async.states();
-    ASSERT_EQ(saved_sync, saved_async);
+    ASSERT_TRUE(same_states(saved_sync, saved_async));
     o.prefetch_rows = 0;
     World reference(o, 3, saved_sync), from_async(o, 3, saved_async);
     o.prefetch_rows = 8;
