@@ -96,8 +96,8 @@ class Loader final : public BatchSource {
   // Provenance of the rows of the last next(), one entry per row.
   const std::vector<RowProvenance>& last_provenance() const;
 
-  // Everything handed out so far, as a self-describing binary blob. No communication. With prefetching, the
-  // rows prepared but not yet handed out are part of it, so it still describes exactly what was consumed.
+  // Everything handed out so far, as a self-describing binary blob. No communication. With prefetching it is
+  // the same blob as without, after as many batches, and never waits for the background thread.
   std::string state() const;
   // Continues from the states saved by all ranks of a previous run (any world size). Call before next().
   void restore(const std::vector<std::string>& saved_states);
