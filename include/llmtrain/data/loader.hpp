@@ -78,7 +78,7 @@ struct DatasetStats {
 
 struct LoaderStats {
   std::vector<DatasetStats> datasets;
-  std::map<std::string, std::uint64_t> bad_records_by_file;  // this process's run only
+  std::map<std::string, std::uint64_t> bad_records_by_file;  // this process's run only, as of the batches handed out
   std::uint64_t dropped_spans = 0;  // pending pieces given up on restore (removed dataset, allowed drift)
   // Bad records (and empty files) skipped by this process's run: what a tool or the trainer reports at the end.
   std::uint64_t skipped_records() const;
