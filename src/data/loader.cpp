@@ -221,18 +221,18 @@ PackedRow Loader::Impl::next_row() {
     return true;
   };
   LoadDocument load = [this](const DocRef& doc, FramedDocument& framed) { this->load(doc, framed); };
-  if (!ready_.empty()) {
-    PackedRow row = std::move(ready_.front());
-    ready_.pop_front();
-    return row.length == 0 ? packer_.rebuild(row.spans, load) : row;
-  }
   // The window grows while it is drawn from: before row c (window_counter_) is emitted it holds
   // min(shuffle_window, 2 (c + 1)) rows, so the first batch waits for about 2 x its rows instead of the whole
   // window, the window is full after shuffle_window / 2 rows, and the order stays a function of seed and state.
   const std::uint64_t target = std::min(static_cast<std::uint64_t>(opt_.shuffle_window), 2 * (window_counter_ + 1));
-  while (window_.size() < target) window_.push_back(packer_.pack(draw, load));
+  while (window_.size() < target) {
+    window_.push_back(packer_.pack(draw, load));
+    if (progress_) progress_->entered.push_back(window_.back().spans);
+  }
   std::uint64_t pick = hash_values({opt_.seed, 0x77696e646f77ULL, static_cast<std::uint64_t>(rank_), window_counter_++});
   std::size_t j = pick % window_.size();
+  if (progress_)
+    progress_->picks.push_back({static_cast<std::uint32_t>(progress_->entered.size()), static_cast<std::uint32_t>(j)});
   PackedRow row = std::move(window_[j]);
   window_[j] = std::move(window_.back());
   window_.pop_back();
@@ -297,40 +297,34 @@ SavedState Loader::Impl::save() const {
       sd.fingerprints.push_back(shard_fingerprint(files_[d], s.logical_shards, c.shard));
     s.datasets.push_back(std::move(sd));
   }
-  for (const PackedRow& row : ready_) s.ready.push_back(row.spans);
   for (const PackedRow& row : window_) s.window.push_back(row.spans);
   s.queue.assign(packer_.queue.begin(), packer_.queue.end());
   return s;
 }
 
-LoaderStats Loader::Impl::stats() const {
-  LoaderStats st;
+Tallies Loader::Impl::tallies() const { return {empty_, tokenless_docs_, no_tokens_, dropped_spans_}; }
+
+LoaderStats Loader::Impl::stats() const { return stats_of(save(), tallies(), bad_by_file_); }
+
+void Loader::Impl::record_progress() { progress_.emplace(); }
+
+Progress Loader::Impl::take_progress() {
+  Progress p = std::move(*progress_);
+  progress_.emplace();
+  p.window_counter = window_counter_;
+  std::uint64_t bad = 0;
   for (std::size_t d = 0; d < streams_.size(); ++d) {
-    DatasetStats ds;
-    ds.name = opt_.datasets[d].name;
-    const StreamPosition stream = position(d);
-    ds.epoch = empty_[d] ? UINT32_MAX : stream.min_epoch();
-    ds.records_read = stream.records_read;
-    ds.bad_records = stream.bad_records;
-    ds.tokens_drawn = tokens_since_weights_[d];
-    ds.tokenless_documents = tokenless_docs_[d];
-    ds.no_tokens = no_tokens_[d];
-    st.datasets.push_back(ds);
+    p.streams.push_back(position(d));
+    bad += streams_[d]->bad_records;  // counted with bad_by_file_, including documents read ahead
   }
-  auto lower = [&](const Span& span) {
-    std::uint32_t& e = st.datasets[span.doc.dataset].epoch;
-    e = std::min(e, span.doc.epoch);
-  };
-  auto lower_rows = [&](const auto& rows) {
-    for (const PackedRow& row : rows)
-      for (const Span& span : row.spans) lower(span);
-  };
-  lower_rows(ready_);
-  lower_rows(window_);
-  for (const Span& span : packer_.queue) lower(span);
-  st.bad_records_by_file = bad_by_file_;
-  st.dropped_spans = dropped_spans_;
-  return st;
+  p.tokens_since_weights = tokens_since_weights_;
+  p.queue.assign(packer_.queue.begin(), packer_.queue.end());
+  p.tallies = tallies();
+  if (bad != bad_reported_) {  // the map (one entry per file with bad records) is copied only when it grew
+    p.bad_by_file = bad_by_file_;
+    bad_reported_ = bad;
+  }
+  return p;
 }
 
 std::uint64_t LoaderStats::skipped_records() const {
@@ -352,7 +346,7 @@ Batch Loader::next() {
   if (prefetcher_) {
     PreparedBatch prepared = prefetcher_->pop();
     impl_->provenance = std::move(prepared.provenance);
-    return std::move(prepared.batch);
+    return std::move(prepared.batch);  // pop() moved the consumed state on by the batch's progress
   }
   std::vector<PackedRow> rows;
   for (std::int64_t r = 0; r < batch_rows; ++r) rows.push_back(impl_->next_row());
@@ -362,7 +356,7 @@ Batch Loader::next() {
 const std::vector<RowProvenance>& Loader::last_provenance() const { return impl_->provenance; }
 
 std::string Loader::state() const {
-  return encode_state(prefetcher_ ? prefetcher_->save_consumed() : impl_->save());
+  return encode_state(prefetcher_ ? prefetcher_->consumed() : impl_->save());
 }
 
 void Loader::restore(const std::vector<std::string>& saved_states) { impl_->restore(saved_states); }

@@ -1,9 +1,9 @@
 // The inside of data::Loader, shared by loader.cpp (reading, mixing, packing, shuffling: the forward path),
-// restore.cpp (resuming and rescaling from saved states) and, through next_row() and save(), the background
-// prefetcher (prefetcher.hpp). Impl itself is single-threaded: the prefetcher serialises calls into it.
+// restore.cpp (resuming and rescaling from saved states) and, through next_row(), assemble() and
+// take_progress(), the background prefetcher (prefetcher.hpp). Impl itself is single-threaded: once the
+// prefetcher runs, only its producer thread calls into it.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +13,7 @@
 #include "encode_pool.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "packer.hpp"
+#include "progress.hpp"
 #include "records.hpp"
 #include "shard_stream.hpp"
 #include "state.hpp"
@@ -23,11 +24,17 @@ class Loader::Impl {
  public:
   Impl(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size);
 
-  // The next row: rows handed over by a restored state first, then the shuffle window.
+  // The next row, from the shuffle window.
   PackedRow next_row();
   // A batch of rows and their provenance. Reads only the options and the file lists (any thread).
   Batch assemble(const std::vector<PackedRow>& rows, std::vector<RowProvenance>& provenance) const;
   SavedState save() const;
+  Tallies tallies() const;
+  const std::map<std::string, std::uint64_t>& bad_by_file() const { return bad_by_file_; }
+  // From now on next_row() records how it moves the window; take_progress() hands over that record with the
+  // positions and counters as of the last row (progress.hpp), and starts the next one.
+  void record_progress();
+  Progress take_progress();
   void restore(const std::vector<std::string>& blobs);
   LoaderStats stats() const;
   std::int64_t batch_rows() const { return opt_.batch_rows; }
@@ -75,12 +82,13 @@ class Loader::Impl {
   std::vector<bool> no_tokens_;
   Packer packer_;
   std::vector<PackedRow> window_;
-  std::deque<PackedRow> ready_;  // rows a saved state had prepared but not handed out: they go first
   std::uint64_t window_counter_ = 0;
   TextExtractor extractor_;
   std::map<std::string, std::uint64_t> bad_by_file_;
   std::uint64_t dropped_spans_ = 0;
   bool started_ = false;
+  std::optional<Progress> progress_;  // recorded for the prefetcher
+  std::uint64_t bad_reported_ = 0;    // bad records counted when bad_by_file_ was last handed over
   // threads > 1: one lookahead per dataset, tokenized by the pool (encode_pool.hpp). Made at the first draw;
   // the pool is declared last so that its workers are joined before anything they use is destroyed.
   std::vector<std::unique_ptr<Lookahead>> ahead_;

@@ -8,19 +8,19 @@
 // half the ring is ready, a producer ahead of the consumer once half is free), so that a wake-up, which costs
 // about as much as making a batch of pre-tokenized rows, is paid once per half ring, not once per batch.
 //
-// "State = consumed" survives the prefetch without any per-row snapshot: the producer's own state, plus the
-// rows it has made but the trainer has not taken (as spans), to be handed out first, resumes to exactly what
-// an uninterrupted run hands out next. Taking both consistently never waits for a batch: when the producer is
-// idle (the ring is full, the usual case behind a trainer) the consumer reads them at once; when it is busy,
-// it answers between two rows. A producer error is kept and rethrown by pop() once the batches made before it
-// are handed out; the destructor stops and joins the thread whatever state it is in.
+// "State = consumed" without asking the producer: each batch carries its Progress (progress.hpp), and pop()
+// replays it onto the consumer's copy of the state, taken when the producer started. So state() and stats()
+// read what the trainer consumed, never wait, and give the same bytes as a synchronous loader after as many
+// batches, however far the producer ran ahead. A producer error is kept and rethrown by pop() once the batches
+// made before it are handed out; the destructor stops and joins the thread whatever state it is in.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <exception>
-#include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,12 +28,11 @@
 
 namespace llmtrain::data {
 
-// One batch as the producer made it: what next() returns, and the rows' spans for a state taken before it is
-// handed out.
+// One batch as the producer made it: what next() returns, and how it moved the loader's state.
 struct PreparedBatch {
   Batch batch;
   std::vector<RowProvenance> provenance;
-  std::vector<std::vector<Span>> rows;
+  Progress progress;
 };
 
 class Loader::Prefetcher {
@@ -43,28 +42,28 @@ class Loader::Prefetcher {
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
 
-  PreparedBatch pop();          // blocks until a batch is ready; rethrows the producer's error
-  SavedState save_consumed();   // the state as of the batches popped so far
-  LoaderStats stats();
+  // Blocks until a batch is ready; rethrows the producer's error. Moves the consumed state on by the batch.
+  PreparedBatch pop();
+  // The state as of the batches popped so far (the consumer's thread only, like pop()).
+  const SavedState& consumed() const { return consumed_; }
+  LoaderStats stats() const { return stats_of(consumed_, tallies_, bad_by_file_); }
 
  private:
-  // Runs `look(rows made but not taken, oldest first)` while the loader's state is consistent with them.
-  using Look = std::function<void(const std::vector<const std::vector<Span>*>&)>;
-  void consistent(const Look& look);
-  void answer(const Look& look);  // under mutex_, producer idle or between two rows
   void run();
 
   Loader::Impl& impl_;
+  // The consumer's side: the loader's state as of the last batch popped.
+  SavedState consumed_;
+  Tallies tallies_;
+  std::map<std::string, std::uint64_t> bad_by_file_;
+
   std::vector<PreparedBatch> ring_;
   std::size_t head_ = 0, count_ = 0;  // ring_[head_] is the oldest of count_ ready batches
-  std::vector<PackedRow> made_;       // rows of the producer's batch in the making
   std::mutex mutex_;
-  std::condition_variable ready_, space_, answered_;
+  std::condition_variable ready_, space_;
   bool consumer_waiting_ = false, producer_waiting_ = false;
   std::size_t wake_consumer_at_ = 1;  // ready batches that wake a waiting consumer
-  bool idle_ = false;                 // the producer waits for space or has finished: it touches nothing
-  const Look* request_ = nullptr;     // a look the busy producer runs between two rows
-  std::atomic<bool> requested_{false}, stop_{false};
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
   bool finished_ = false;
   std::thread thread_;  // last: starts after everything above is constructed

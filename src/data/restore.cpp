@@ -64,9 +64,8 @@ void Loader::Impl::check_pending_epochs(const std::vector<SavedState>& saved) co
                    "): the state is damaged or forged");
   };
   for (const SavedState& s : saved) {
-    for (const auto* rows : {&s.ready, &s.window})
-      for (const auto& row : *rows)
-        for (const Span& span : row) check(span, static_cast<int>(s.rank));
+    for (const auto& row : s.window)
+      for (const Span& span : row) check(span, static_cast<int>(s.rank));
     for (const Span& span : s.queue) check(span, static_cast<int>(s.rank));
   }
 }
@@ -108,15 +107,11 @@ void Loader::Impl::restore_exact(const SavedState& own, const std::vector<int>& 
   auto remap = [&](const Span& span) { return this->remap(span, dataset_map); };
   // Rows come back as spans only; next_row() re-encodes a row's documents when it is released, so a restore
   // costs no tokenization.
-  auto rows_of = [&](const std::vector<std::vector<Span>>& saved_rows, auto& out) {
-    for (const std::vector<Span>& saved_row : saved_rows) {
-      PackedRow row;
-      for (const Span& span : saved_row) row.spans.push_back(remap(span));
-      out.push_back(std::move(row));
-    }
-  };
-  rows_of(own.ready, ready_);
-  rows_of(own.window, window_);
+  for (const std::vector<Span>& saved_row : own.window) {
+    PackedRow row;
+    for (const Span& span : saved_row) row.spans.push_back(remap(span));
+    window_.push_back(std::move(row));
+  }
   for (const Span& span : own.queue) packer_.queue.push_back(remap(span));
 }
 
@@ -136,9 +131,8 @@ void Loader::Impl::restore_spans(const std::vector<SavedState>& saved, const std
     }
   };
   for (const SavedState& s : saved) {
-    for (const auto* rows : {&s.ready, &s.window})
-      for (const auto& row : *rows)
-        for (const Span& span : row) add(span);
+    for (const auto& row : s.window)
+      for (const Span& span : row) add(span);
     for (const Span& span : s.queue) add(span);
   }
   for (std::size_t i = static_cast<std::size_t>(rank_); i < pieces.size(); i += static_cast<std::size_t>(world_size_))

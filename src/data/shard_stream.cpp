@@ -48,12 +48,6 @@ void ShardStream::set_cursor(const ShardCursor& cursor) {
   LLMTRAIN_FAIL("dataset '", files_.name, "': rank ", rank_, " does not own logical shard ", cursor.shard);
 }
 
-std::uint32_t StreamPosition::min_epoch() const {
-  std::uint32_t e = UINT32_MAX;
-  for (const ShardCursor& c : cursors) e = std::min(e, c.epoch);
-  return e;
-}
-
 std::uint32_t ShardStream::min_epoch() const {
   std::uint32_t e = UINT32_MAX;
   for (const Shard& s : shards_) e = std::min(e, s.cursor.epoch);

@@ -51,7 +51,6 @@ struct BadRecordPolicyState {
 struct StreamPosition {
   std::vector<ShardCursor> cursors;
   std::uint64_t draw_counter = 0, records_read = 0, bad_records = 0;
-  std::uint32_t min_epoch() const;
 };
 
 class ShardStream {

@@ -54,8 +54,7 @@ std::map<std::string, std::uint32_t> first_epochs_after(const std::vector<std::s
     auto spans = [&](const std::vector<Span>& list) {
       for (const Span& span : list) enter(s.datasets[span.doc.dataset].name, span.doc.epoch);
     };
-    for (const auto* rows : {&s.ready, &s.window})
-      for (const auto& row : *rows) spans(row);
+    for (const auto& row : s.window) spans(row);
     spans(s.queue);
   }
   return first;

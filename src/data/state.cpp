@@ -130,17 +130,13 @@ std::string encode_state(const SavedState& s) {
     }
     out.section("DSET", w);
   }
-  auto put_rows = [&](const char(&name)[5], const std::vector<std::vector<Span>>& list) {
-    Writer rows;
-    rows.put<std::uint64_t>(list.size());
-    for (const auto& row : list) {
-      rows.put<std::uint64_t>(row.size());
-      for (const Span& span : row) rows.put_span(span);
-    }
-    out.section(name, rows);
-  };
-  put_rows("REDY", s.ready);
-  put_rows("ROWS", s.window);
+  Writer rows;
+  rows.put<std::uint64_t>(s.window.size());
+  for (const auto& row : s.window) {
+    rows.put<std::uint64_t>(row.size());
+    for (const Span& span : row) rows.put_span(span);
+  }
+  out.section("ROWS", rows);
   Writer queue;
   queue.put<std::uint64_t>(s.queue.size());
   for (const Span& span : s.queue) queue.put_span(span);
@@ -166,8 +162,8 @@ SavedState decode_state(const std::string& blob) {
                  ": version 3 emits rows while the shuffle window fills, so a version 2 window and row count would "
                  "continue in another order than the run that saved them. Finish that run with the build that wrote "
                  "it, or start a new run");
-  LLMTRAIN_CHECK(version == kStateVersion, "data loader state has format version ", version, ", this build reads ",
-                 kStateVersion);
+  LLMTRAIN_CHECK(version == 3 || version == kStateVersion, "data loader state has format version ", version,
+                 ", this build reads ", kStateVersion, " (and version 3 without prefetched rows)");
   SavedState s;
   int heads = 0;
   while (!in.done()) {
@@ -207,13 +203,22 @@ SavedState decode_state(const std::string& blob) {
         d.fingerprints.push_back(r.get<std::uint64_t>());
       }
       s.datasets.push_back(std::move(d));
-    } else if (t == tag("ROWS") || t == tag("REDY")) {
-      std::vector<std::vector<Span>>& list = t == tag("ROWS") ? s.window : s.ready;
+    } else if (t == tag("REDY") && version == 3) {
+      // Version 3 saved, with a prefetch thread, the rows it had made but not handed out, to go first on resume;
+      // version 4 saves only what was consumed, so such a row has no place here. Without them (every
+      // synchronous state) version 3 is version 4.
+      const std::uint64_t rows = r.get_count(8);
+      LLMTRAIN_CHECK(rows == 0, "data loader state has format version 3 with ", rows, " rows that its prefetch "
+                     "thread had prepared but not handed out (section REDY); this build (version ", kStateVersion,
+                     ") saves only what was consumed and cannot resume them in their place. Finish that run with "
+                     "the build that wrote it, or resume it with that build and data.prefetch_rows = 0 until its "
+                     "next checkpoint, which this build then reads");
+    } else if (t == tag("ROWS")) {
       std::uint64_t rows = r.get_count(8);
       for (std::uint64_t i = 0; i < rows; ++i) {
         std::vector<Span> row(r.get_count(kSpanBytes));
         for (Span& span : row) span = r.get_span();
-        list.push_back(std::move(row));
+        s.window.push_back(std::move(row));
       }
     } else if (t == tag("QUEU")) {
       std::uint64_t n = r.get_count(kSpanBytes);
@@ -274,15 +279,15 @@ void validate_state(const SavedState& s) {
     if (span.begin >= span.end) bad(where, ": a piece of dataset '", d.name, "' has the empty or reversed token range [",
                                     span.begin, ", ", span.end, ")");
   };
-  for (const auto& [rows, where] : {std::pair{&s.ready, "prepared rows"}, std::pair{&s.window, "shuffle window"}})
-    for (const auto& row : *rows) {
-      std::uint64_t tokens = 0;
-      for (const Span& span : row) {
-        check_span(span, where);
-        tokens += span.end - span.begin;
-      }
-      if (tokens != s.seq_len + 1) bad(where, ": a row holds ", tokens, " tokens, expected seq_len + 1 = ", s.seq_len + 1);
+  for (const auto& row : s.window) {
+    std::uint64_t tokens = 0;
+    for (const Span& span : row) {
+      check_span(span, "shuffle window");
+      tokens += span.end - span.begin;
     }
+    if (tokens != s.seq_len + 1)
+      bad("shuffle window: a row holds ", tokens, " tokens, expected seq_len + 1 = ", s.seq_len + 1);
+  }
   for (const Span& span : s.queue) check_span(span, "packing queue");
 }
 
@@ -306,7 +311,7 @@ std::string describe(const SavedState& s) {
   }
   std::size_t spans = 0;
   for (const auto& row : s.window) spans += row.size();
-  out << "prepared rows: " << s.ready.size() << "; shuffle window: " << s.window.size() << " rows (" << spans
+  out << "shuffle window: " << s.window.size() << " rows (" << spans
       << " spans); queue: " << s.queue.size() << " spans\n";
   return out.str();
 }

@@ -3,8 +3,7 @@
 // Layout (little-endian): magic "LLMTDATA", u32 format version, then tagged sections (u32 tag, u64 byte
 // length, payload) so a reader can skip sections it does not know, and a final u64 hash of everything before
 // it. Sections: HEAD (run options), DSET (one per dataset: name, weight, mixing counter, shard cursors and
-// fingerprints), REDY (rows prepared but not handed out, e.g. by a prefetch thread), ROWS (the shuffle window,
-// as spans), QUEU (pieces waiting to be packed). Nothing in it scales
+// fingerprints), ROWS (the shuffle window, as spans), QUEU (pieces waiting to be packed). Nothing in it scales
 // with the corpus: its size is set by logical_shards / world_size, the datasets, and the window.
 #pragma once
 
@@ -37,7 +36,6 @@ struct SavedState {
   std::int64_t bos = -1, eos = -1;  // -1: none
   std::uint64_t window_counter = 0;
   std::vector<SavedDataset> datasets;
-  std::vector<std::vector<Span>> ready;   // rows prepared but not handed out: they go first
   std::vector<std::vector<Span>> window;  // spans' dataset indices refer to `datasets`
   std::vector<Span> queue;
 };
@@ -46,7 +44,9 @@ struct SavedState {
 // shards (and their fingerprints) of version 1 mean other files.
 // 3: the shuffle window emits rows while it fills (min(window, 2 (rows emitted + 1)) rows before each one), so
 // a version 2 window continues in another order.
-constexpr std::uint32_t kStateVersion = 3;
+// 4: no REDY section (rows a prefetch thread had prepared but not handed out): a state is what was consumed,
+// the same bytes with and without prefetching. A version 3 state without such rows reads as version 4.
+constexpr std::uint32_t kStateVersion = 4;
 
 std::string encode_state(const SavedState& state);
 // Throws llmtrain::Error on a malformed blob or one whose fields fail validate_state.

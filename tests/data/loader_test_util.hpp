@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "corpus.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/pretokenize.hpp"
 #include "records.hpp"
 
 namespace llmtrain::data::testing {
@@ -88,6 +90,15 @@ inline LoaderOptions small_options(const std::vector<DatasetSpec>& datasets, std
 }
 
 inline std::shared_ptr<const DocumentEncoder> byte_encoder() { return std::make_shared<ByteEncoder>(); }
+
+constexpr std::uint64_t kVocab = 258;  // bytes + BOS + EOS
+
+// The committed license corpus, pre-tokenized with the byte encoder into dir/licenses/.
+inline PretokenizeReport pretokenize_licenses(const std::string& dir, int threads = 2) {
+  LoaderOptions o = small_options({{"licenses", license_corpus(), 1.0, "text"}});
+  std::ostringstream log;
+  return pretokenize(o, ByteEncoder(), kVocab, dir, threads, log);
+}
 
 // Every valid document of the configured datasets, with its encoding: the expectation of the tests.
 struct Corpus {

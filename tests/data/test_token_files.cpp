@@ -17,15 +17,6 @@
 namespace llmtrain::data::testing {
 namespace {
 
-constexpr std::uint64_t kVocab = 258;  // bytes + BOS + EOS
-
-// The committed license corpus, pre-tokenized with the byte encoder into dir/licenses/.
-PretokenizeReport pretokenize_licenses(const std::string& dir, int threads = 2) {
-  LoaderOptions o = small_options({{"licenses", license_corpus(), 1.0, "text"}});
-  std::ostringstream log;
-  return pretokenize(o, ByteEncoder(), kVocab, dir, threads, log);
-}
-
 std::vector<std::vector<TokenId>> sorted_documents(const Corpus& c) {
   std::vector<std::vector<TokenId>> docs;
   for (const auto& [key, tokens] : c.docs) docs.push_back(tokens);

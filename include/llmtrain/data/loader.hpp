@@ -78,7 +78,7 @@ struct DatasetStats {
 
 struct LoaderStats {
   std::vector<DatasetStats> datasets;
-  std::map<std::string, std::uint64_t> bad_records_by_file;  // this process's run only
+  std::map<std::string, std::uint64_t> bad_records_by_file;  // this process's run only, as of the batches handed out
   std::uint64_t dropped_spans = 0;  // pending pieces given up on restore (removed dataset, allowed drift)
   // Bad records (and empty files) skipped by this process's run: what a tool or the trainer reports at the end.
   std::uint64_t skipped_records() const;
@@ -96,8 +96,8 @@ class Loader final : public BatchSource {
   // Provenance of the rows of the last next(), one entry per row.
   const std::vector<RowProvenance>& last_provenance() const;
 
-  // Everything handed out so far, as a self-describing binary blob. No communication. With prefetching, the
-  // rows prepared but not yet handed out are part of it, so it still describes exactly what was consumed.
+  // Everything handed out so far, as a self-describing binary blob. No communication. With prefetching it is
+  // the same blob as without, after as many batches, and never waits for the background thread.
   std::string state() const;
   // Continues from the states saved by all ranks of a previous run (any world size). Call before next().
   void restore(const std::vector<std::string>& saved_states);
