@@ -359,7 +359,11 @@ std::string Loader::state() const {
   return encode_state(prefetcher_ ? prefetcher_->consumed() : impl_->save());
 }
 
-void Loader::restore(const std::vector<std::string>& saved_states) { impl_->restore(saved_states); }
+void Loader::restore(const std::vector<std::string>& saved_states) {
+  // Checked here, before impl_ is touched: once the prefetch thread runs, impl_ belongs to it.
+  LLMTRAIN_CHECK(!prefetcher_, "data loader: restore() must come before the first next()");
+  impl_->restore(saved_states);
+}
 
 LoaderStats Loader::stats() const { return prefetcher_ ? prefetcher_->stats() : impl_->stats(); }
 

@@ -149,6 +149,25 @@ TEST(LoaderPrefetch, RescaleFromAPrefetchingRunIsExactlyOnce) {
   cov.expect_exactly(corpus, 0);
 }
 
+// Once the producer thread runs it owns the loader's internals: a late restore() is refused before they are
+// read (ThreadSanitizer flagged the former check, which read a flag the thread writes).
+TEST(LoaderPrefetch, RestoreAfterTheFirstBatchIsRefused) {
+  TempDir dir("prefetch-late-restore");
+  const std::vector<Input> all = inputs(dir);
+  LoaderOptions o = small_options({{"licenses", all.front().path, 1.0, "text"}});
+  o.prefetch_rows = 8;
+  World world(o, 1);
+  world.steps(2);
+  const std::vector<std::string> saved = world.states();
+  try {
+    world.ranks[0]->restore(saved);
+    FAIL() << "restore after next() was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("before the first next()"), std::string::npos) << e.what();
+  }
+  world.steps(1);  // the loader still works after the refusal
+}
+
 TEST(LoaderPrefetch, ProducerErrorsReachTheTrainerWithTheirMessage) {
   TempDir dir("prefetch-error");
   std::string lines;
