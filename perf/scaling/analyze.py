@@ -203,17 +203,26 @@ def main():
             print(f"  {model}: {100 * loop[0]['step_s'] / one[0]['step_s']:.0f} % (compute {cover:.2f} s, "
                   f"its communication at the line rate {need:.2f} s)")
 
-    print("\nFSDP against replicated per bandwidth (step s / MB per step each rank sends+receives):")
+    print("\nFSDP against replicated per bandwidth: measured step s (model s) / MB each rank sends+receives per step")
+    print("| model | link | replicated | fsdp K2 fp32 | fsdp K2 bf16 | fastest measured | fastest by the model |")
+    print("|---|---|---|---|---|---|---|")
+    kinds = (("replicated", 2, "fp32"), ("fsdp", 2, "fp32"), ("fsdp", 2, "bf16"))
     for model in sorted({r["model"] for r in rows}):
         for link in dict.fromkeys(r["link"] for r in rows):
-            sel = [r for r in rows if r["model"] == model and r["link"] == link]
-            cols = [(f"{r['strategy'][:4]} K{r['k']} {r['comm']}", r) for r in sel if r["strategy"] == "replicated"
-                    or r["k"] == 2]
-            print(f"  {model:>6} {link:>8}: " + "; ".join(f"{n} {r['step_s']:.2f} s / {r['gather_mb'] + r['reduce_mb']:.0f} MB"
-                                                       for n, r in cols))
+            cells = [next((r for r in rows if r["model"] == model and r["link"] == link and (r["strategy"], r["k"],
+                                                                                            r["comm"]) == kind), None)
+                     for kind in kinds]
+            if None in cells:
+                continue
+            names = ["replicated", "fsdp fp32", "fsdp bf16"]
+            fastest = lambda key: names[min(range(3), key=lambda i: cells[i][key])]
+            print(f"| {model} | {link} | " + " | ".join(
+                f"{r['step_s']:.2f} ({r['pred']:.2f}) / {r['gather_mb'] + r['reduce_mb']:.0f}" for r in cells)
+                + f" | {fastest('step_s')} | {fastest('pred')} |")
+    for model in sorted({r["model"] for r in rows}):
         for comm in ("fp32", "bf16"):
             cross = crossover(p, "fsdp", 2, comm, [r for r in rows if r["model"] == model])
-            print(f"  {model:>6} model: fsdp K2 {comm} and replicated swap places at "
+            print(f"{model}: the model has fsdp K2 {comm} and replicated swap places at "
                   + (", ".join(f"{c:.2f} Gbit/s" for c in cross) if cross else "no bandwidth in 0.01-100 Gbit/s"))
 
     mfu = seed_mfu()
@@ -232,6 +241,11 @@ def main():
     print(f"  seeds: 11B on 200 x 8 A100 over 2 x 100 Gbit/s Ethernet (120 Gbit/s usable): model {100 * seed[0]:.0f} % "
           f"efficiency, {seed[3]:.0f} Gbit/s average per node (IBM measured a 32 Gbit/s peak; 4.5x from the rate "
           f"limiter, which this model has no term for beyond w)")
+    # The tokens per GPU and micro-batch at which 11B's communication fits in 32 Gbit/s behind its compute.
+    bits = seed[3] * 1e9 * seed[1]  # per micro-batch through each node's network
+    tokens = TOKENS_PER_GPU * (bits / 32e9) / (p[4] * seed[2])
+    print(f"  at IBM's 32 Gbit/s the model needs >= {tokens:.0f} tokens per A100 per micro-batch "
+          f"({tokens / SEQ:.1f} sequences of {SEQ}) for the communication to hide behind compute")
     plot(rows, p, projections, args.plots)
 
 

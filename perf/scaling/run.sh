@@ -7,7 +7,8 @@
 # Usage: perf/scaling/run.sh BUILD_DIR [CSV] [STEPS]      (needs root for the namespaces)
 # Environment: NETNS_PREFIX / NETNS_SUBNET (default scl / 10.81.0, beside other harnesses), BENCH_LOCK
 # (default /work/bench.lock: each point holds it, so measurements of different people never overlap),
-# LINKS (default "loopback 10gbit 1gbit 100mbit").
+# LINKS (default "loopback 10gbit 1gbit 100mbit"), MODELS / CONFIGS (space-separated names of the lists
+# below to keep, e.g. MODELS="m3 m13" CONFIGS="replicated fsdp1 fsdp2 fsdp2bf16 fsdp4").
 set -euo pipefail
 build=${1:?usage: run.sh BUILD_DIR [CSV] [STEPS]}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,7 +28,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 models=("m3:--d-model 256 --d-ff 768 --layers 4 --rows 2"
         "m13:--layers 4 --rows 2"
         "m13r8:--layers 4 --rows 8")
-configs=("replicated 2 fp32" "fsdp 1 fp32" "fsdp 2 fp32" "fsdp 2 bf16" "fsdp 4 fp32")
+configs=("replicated:replicated 2 fp32" "fsdp1:fsdp 1 fp32" "fsdp2:fsdp 2 fp32" "fsdp2bf16:fsdp 2 bf16"
+         "fsdp4:fsdp 4 fp32")
+keep() { [ -z "$2" ] || [[ " $2 " == *" $1 "* ]]; }  # name, list (empty: keep all)
 
 # Each rank pins itself to core = its rank: under the harness every rank has its own daemon, so Open MPI's
 # --bind-to core would put both on core 0.
@@ -49,9 +52,11 @@ point() {  # link rate model_name model_args strategy k comm -- launcher...
 sweep() {  # link rate launcher...
   local link=$1 rate=$2; shift 2
   for m in "${models[@]}"; do
+    keep "${m%%:*}" "${MODELS:-}" || continue
     for c in "${configs[@]}"; do
+      keep "${c%%:*}" "${CONFIGS:-}" || continue
       # shellcheck disable=SC2086
-      point "$link" "$rate" "${m%%:*}" "${m#*:}" $c -- "$@"
+      point "$link" "$rate" "${m%%:*}" "${m#*:}" ${c#*:} -- "$@"
     done
   done
 }
