@@ -251,6 +251,7 @@ def main():
 
 def plot(rows, p, projections, out):
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -286,10 +287,14 @@ def plot(rows, p, projections, out):
             name = strategy if strategy == "replicated" else f"fsdp K{k} {comm}"
             ax.plot(rates, curve, color=colour, label=name)
             ax.scatter([r["rate_gbit"] for r in pts], [r["step_s"] for r in pts], color=colour)
+            ax.scatter([r["rate_gbit"] * 1.08 for r in pts], [r["pred"] for r in pts], facecolors="none",
+                       edgecolors=colour)
         ax.set(xscale="log", yscale="log", xlabel="link (Gbit/s)", ylabel="step (s)",
                title=f"{model} ({sel[0]['params'] / 1e6:.1f} M parameters)")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.legend(fontsize=7)
-    fig.suptitle("W = 2: measured (dots) and the model at the median compute (lines)")
+    fig.suptitle("W = 2: measured (dots), the model for each point's own compute (circles) and at the median "
+                 "compute of the model's points (lines)")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "step_vs_bandwidth.png"), dpi=100)
 

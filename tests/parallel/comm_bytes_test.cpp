@@ -4,7 +4,8 @@
 //   replicated: no gathers; one all-reduce of every unit per step (the last micro-batch only), 4 (W-1)/W of
 //               its bytes;
 //   fsdp:       per micro-batch, every unit gathered in forward and every block again in backward
-//               (resharded after forward), and every unit reduce-scattered, 2 (W-1)/W of its padded bytes;
+//               (resharded after forward, K = 1: a wider window may keep the last forward blocks gathered
+//               into backward), and every unit reduce-scattered, 2 (W-1)/W of its padded bytes;
 // in fp32 and in bf16 (half). Two micro-batches per step tell the two strategies' reduction rules apart, and
 // three steps show the counts are per step, not cumulative.
 #include <gtest/gtest.h>
@@ -58,6 +59,7 @@ void check(const std::string& strategy, dist::DType wire) {
   StoreOptions store;
   store.strategy = strategy;
   store.comm_dtype = wire;
+  store.max_inflight_units = 1;
   train::TrainOptions o;
   o.steps = kSteps;
   o.grad_accum = kAccum;
