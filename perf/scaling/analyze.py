@@ -11,13 +11,14 @@ gather / reduce bytes each rank sends plus receives, as fsdp_bench and metrics.j
   link rate     r(B) = 1 / (1 / (eta B) + 1 / C)   eta: share of the shaped rate TCP reaches;
                                                      C: what Open MPI's TCP path moves on one core (loopback)
   transfer      T_g = D_gather / r,  T_r = D_reduce / r
-  compute       T_c = forward + backward measured in the same run, less the time it waited for gathers
-  optimizer     T_o = o * (parameters this rank updates)
-  step          replicated:  T_c + T_o + max(0, T_r - w_r T_c)         all-reduce overlapped with backward
-                fsdp K = 1:  T_c + T_o + T_g + max(0, T_r - w_r T_c)   gathers exposed, reductions overlapped
-                fsdp K >= 2: T_c + T_o + max(0, T_g + T_r - w_K T_c)   both overlapped through the window
-w (the share of compute that can hide communication) is fitted per strategy class; eta, C, o, w_r, w_2, w_4
-are the six parameters.
+  work          T_c = the step measured in the same run less all the time it waited for communication
+                      (compute and optimizer: an input, because the machine's load changes it up to 4x
+                      between runs; the model is judged on the communication it adds)
+  step          replicated:  T_c + max(0, T_r - w_r T_c)         all-reduce overlapped with backward
+                fsdp K = 1:  T_c + T_g + max(0, T_r - w_r T_c)   gathers exposed, reductions overlapped
+                fsdp K >= 2: T_c + max(0, T_g + T_r - w_K T_c)   both overlapped through the window
+w (the share of the work that communication can hide behind) is fitted per strategy class; eta, C, w_r,
+w_2, w_4 are the five parameters.
 """
 import argparse
 import csv
@@ -29,7 +30,6 @@ import tomllib
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HELD_OUT_MODEL = "m13"  # fitted on m3 and m13r8, checked on the size in between
 
 
 def load(path):
@@ -38,19 +38,19 @@ def load(path):
         for r in csv.DictReader(f):
             if not r["step_s"]:
                 continue  # a point that failed to print its line
-            for key in ("rate_gbit", "step_s", "compute_s", "gather_wait_s", "gather_mb", "reduce_mb", "params"):
+            for key in ("rate_gbit", "step_s", "compute_s", "gather_wait_s", "waits_s", "gather_mb", "reduce_mb", "params"):
                 r[key] = float(r[key])
             r["k"] = int(r["k"])
             rows.append(r)
     return rows
 
 
-def step_model(p, rate_gbit, strategy, k, compute, params_updated, gather_bytes, reduce_bytes):
+def step_model(p, rate_gbit, strategy, k, compute, gather_bytes, reduce_bytes):
     """Predicted step seconds; gather_bytes / reduce_bytes: one direction of the link."""
-    eta, cpu_bps, o, w_r, w_2, w_4 = p
+    eta, cpu_bps, w_r, w_2, w_4 = p
     link = 1.0 / (1.0 / (eta * rate_gbit * 1e9 / 8) + 1.0 / cpu_bps) if rate_gbit > 0 else cpu_bps
     t_g, t_r = gather_bytes / link, reduce_bytes / link
-    base = compute + o * params_updated
+    base = compute
     if strategy == "replicated":
         return base + max(0.0, t_r - w_r * compute)
     if k == 1:
@@ -58,10 +58,13 @@ def step_model(p, rate_gbit, strategy, k, compute, params_updated, gather_bytes,
     return base + max(0.0, t_g + t_r - (w_2 if k == 2 else w_4) * compute)
 
 
+def work(r):
+    return r["step_s"] - r["waits_s"]
+
+
 def predict(p, r):
-    updated = r["params"] / (1 if r["strategy"] == "replicated" else 2)
-    return step_model(p, r["rate_gbit"], r["strategy"], r["k"], r["compute_s"] - r["gather_wait_s"], updated,
-                      r["gather_mb"] * 1e6 / 2, r["reduce_mb"] * 1e6 / 2)
+    return step_model(p, r["rate_gbit"], r["strategy"], r["k"], work(r), r["gather_mb"] * 1e6 / 2,
+                      r["reduce_mb"] * 1e6 / 2)
 
 
 def nelder_mead(f, x0, iterations=4000):
@@ -93,16 +96,16 @@ def nelder_mead(f, x0, iterations=4000):
 
 
 def unpack(x):
-    """Unconstrained search variables -> parameters (eta, w in (0, 1); C, o positive)."""
+    """Unconstrained search variables -> parameters (eta, w in (0, 1); C positive)."""
     sig = lambda v: 1 / (1 + math.exp(-v))
-    return (sig(x[0]), math.exp(x[1]) * 1e8, math.exp(x[2]) * 1e-8, sig(x[3]), sig(x[4]), sig(x[5]))
+    return (sig(x[0]), math.exp(x[1]) * 1e8, sig(x[2]), sig(x[3]), sig(x[4]))
 
 
 def fit(rows):
     def loss(x):
         p = unpack(x)
         return sum((predict(p, r) / r["step_s"] - 1) ** 2 for r in rows)
-    best = min((nelder_mead(loss, x0) for x0 in ([1.5, 0.5, 0, 0, 0, 0], [0.5, 1.0, 1, 1, 2, 1])), key=loss)
+    best = min((nelder_mead(loss, x0) for x0 in ([1.5, 0.5, 0, 0, 0], [0.5, 1.0, 1, 2, 1])), key=loss)
     return unpack(best)
 
 
@@ -113,12 +116,13 @@ def crossover(p, strategy_b, k_b, comm_b, ref_rows):
     fs = [r for r in ref_rows if r["strategy"] == strategy_b and r["k"] == k_b and r["comm"] == comm_b]
     if not rep or not fs:
         return []
-    compute = float(np.median([r["compute_s"] - r["gather_wait_s"] for r in rep + fs]))
-    params = rep[0]["params"]
+    compute = float(np.median([work(r) for r in rep + fs]))
     rates = np.logspace(-2, 2, 400)
-    diff = [step_model(p, b, "fsdp", k_b, compute, params / 2, fs[0]["gather_mb"] * 5e5, fs[0]["reduce_mb"] * 5e5)
-            - step_model(p, b, "replicated", 2, compute, params, 0, rep[0]["reduce_mb"] * 5e5) for b in rates]
-    return [float(math.sqrt(rates[i] * rates[i + 1])) for i in range(len(rates) - 1) if diff[i] * diff[i + 1] < 0]
+    diff = [step_model(p, b, "fsdp", k_b, compute, fs[0]["gather_mb"] * 5e5, fs[0]["reduce_mb"] * 5e5)
+            - step_model(p, b, "replicated", 2, compute, 0, rep[0]["reduce_mb"] * 5e5) for b in rates]
+    # Each crossing, with the strategy that is faster just below it.
+    return [(float(math.sqrt(rates[i] * rates[i + 1])), "fsdp" if diff[i] < 0 else "replicated")
+            for i in range(len(rates) - 1) if diff[i] * diff[i + 1] < 0]
 
 
 # --- projection to GPU clusters -------------------------------------------------------------------------------
@@ -160,7 +164,7 @@ def project(p, preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8):
     rate = NVLINK if n_gpus <= 8 else eta_net * net_bps / 8
     # No CPU limit and no optimizer term: NCCL moves data without the host, and AdamW on 1/N of the
     # parameters is small beside compute on a GPU.
-    step = step_model((1.0, 1e30, 0.0) + tuple(p[3:]), rate * 8 / 1e9, "fsdp", 2, compute, 0, per_direction, 0)
+    step = step_model((1.0, 1e30) + tuple(p[2:]), rate * 8 / 1e9, "fsdp", 2, compute, per_direction, 0)
     return compute / step, step, compute, per_direction * 8 / step / 1e9
 
 
@@ -172,35 +176,42 @@ def main():
     rows = load(args.csv)
     if not rows:
         sys.exit(f"analyze.py: no measurements in {args.csv}")
-    fitted = [r for r in rows if r["model"] != HELD_OUT_MODEL]
-    held = [r for r in rows if r["model"] == HELD_OUT_MODEL]
+    # Every second point in run order (link, model, strategy) is held out: each link and model is in both.
+    for i, r in enumerate(rows):
+        r["held_out"] = i % 2 == 1
+    fitted = [r for r in rows if not r["held_out"]]
+    held = [r for r in rows if r["held_out"]]
     p = fit(fitted)
-    print(f"fitted on {len(fitted)} points (models {sorted({r['model'] for r in fitted})}), "
-          f"held out {len(held)} (model {HELD_OUT_MODEL})")
-    print(f"parameters: eta {p[0]:.3f}, C {p[1] * 8 / 1e9:.2f} Gbit/s, optimizer {p[2] * 1e9:.2f} ns/parameter, "
-          f"w_replicated {p[3]:.2f}, w_K2 {p[4]:.2f}, w_K4 {p[5]:.2f}")
+    print(f"fitted on {len(fitted)} points, held out {len(held)} (every second point in run order)")
+    print(f"parameters: eta {p[0]:.3f}, C {p[1] * 8 / 1e9:.2f} Gbit/s, w_replicated {p[2]:.2f}, w_K2 {p[3]:.2f}, "
+          f"w_K4 {p[4]:.2f}")
     for r in rows:
         r["pred"] = predict(p, r)
         r["err"] = 100 * (r["pred"] / r["step_s"] - 1)
-    print("\nheld-out points: link, strategy, K, comm | measured s | model s | error")
-    for r in held:
-        print(f"  {r['link']:>8} {r['strategy']:>10} K{r['k']} {r['comm']} | {r['step_s']:.3f} | {r['pred']:.3f} | "
-              f"{r['err']:+.1f} %")
+    print("\n| held out | link | model | strategy | K | comm | measured s | model s | error |")
+    print("|---|---|---|---|---|---|---:|---:|---:|")
+    for r in rows:
+        print(f"| {'yes' if r['held_out'] else 'no'} | {r['link']} | {r['model']} | {r['strategy']} | {r['k']} | "
+              f"{r['comm']} | {r['step_s']:.3f} | {r['pred']:.3f} | {r['err']:+.1f} % |")
     fit_err = max(abs(r["err"]) for r in fitted)
     print(f"\nmax fit error: {fit_err:.1f} %")
     if held:
         print(f"max model error: {max(abs(r['err']) for r in held):.1f} %")
 
-    # Loopback target: fsdp K = 2 over 1 Gbit/s against its own loopback step rate.
-    print("\nFSDP K = 2 (fp32) step rate at 1 Gbit/s as a share of loopback's, per model:")
+    # Loopback target: fsdp K = 2 over 1 Gbit/s against its own loopback step rate, as measured and at equal
+    # compute (each step divided by its own run's compute: the machine's load changes compute between runs).
+    print("\nFSDP K = 2 (fp32) step rate at 1 Gbit/s as a share of loopback's, per model "
+          "(measured; at equal compute):")
     for model in sorted({r["model"] for r in rows}):
         pick = lambda link: [r for r in rows if r["model"] == model and r["link"] == link and r["strategy"] == "fsdp"
                              and r["k"] == 2 and r["comm"] == "fp32"]
         one, loop = pick("1gbit"), pick("loopback")
         if one and loop:
-            cover = loop[0]["compute_s"] - loop[0]["gather_wait_s"]
+            c_one, c_loop = work(one[0]), work(loop[0])
             need = (one[0]["gather_mb"] + one[0]["reduce_mb"]) / 2 * 8e6 / 1e9  # seconds at 1 Gbit/s
-            print(f"  {model}: {100 * loop[0]['step_s'] / one[0]['step_s']:.0f} % (compute {cover:.2f} s, "
+            print(f"  {model}: {100 * loop[0]['step_s'] / one[0]['step_s']:.0f} %; "
+                  f"{100 * (loop[0]['step_s'] / c_loop) / (one[0]['step_s'] / c_one):.0f} % "
+                  f"(work {c_loop:.2f} s on loopback, {c_one:.2f} s at 1 Gbit/s; "
                   f"its communication at the line rate {need:.2f} s)")
 
     print("\nFSDP against replicated per bandwidth: measured step s (model s) / MB each rank sends+receives per step")
@@ -222,12 +233,13 @@ def main():
     for model in sorted({r["model"] for r in rows}):
         for comm in ("fp32", "bf16"):
             cross = crossover(p, "fsdp", 2, comm, [r for r in rows if r["model"] == model])
-            print(f"{model}: the model has fsdp K2 {comm} and replicated swap places at "
-                  + (", ".join(f"{c:.2f} Gbit/s" for c in cross) if cross else "no bandwidth in 0.01-100 Gbit/s"))
+            print(f"{model} at its median work: fsdp K2 {comm} and replicated swap places at "
+                  + (", ".join(f"{c:.2f} Gbit/s ({below} faster below)" for c, below in cross) if cross
+                     else "no bandwidth in 0.01-100 Gbit/s"))
 
     mfu = seed_mfu()
     print(f"\nprojection (MFU {100 * mfu:.0f} % from the seeds' 4550 tokens/s per A100 on Granite 7B; "
-          f"{TOKENS_PER_GPU} tokens per GPU per micro-batch; FSDP K = 2 overlap w = {p[4]:.2f}; bf16 on the wire; "
+          f"{TOKENS_PER_GPU} tokens per GPU per micro-batch; FSDP K = 2 overlap w = {p[3]:.2f}; bf16 on the wire; "
           f"80 % of the nominal network rate):")
     projections = {}
     for name, preset_file in (("7B", "llama-7b.toml"), ("11B", "llama-11b.toml")):
@@ -243,7 +255,7 @@ def main():
           f"limiter, which this model has no term for beyond w)")
     # The tokens per GPU and micro-batch at which 11B's communication fits in 32 Gbit/s behind its compute.
     bits = seed[3] * 1e9 * seed[1]  # per micro-batch through each node's network
-    tokens = TOKENS_PER_GPU * (bits / 32e9) / (p[4] * seed[2])
+    tokens = TOKENS_PER_GPU * (bits / 32e9) / (p[3] * seed[2])
     print(f"  at IBM's 32 Gbit/s the model needs >= {tokens:.0f} tokens per A100 per micro-batch "
           f"({tokens / SEQ:.1f} sequences of {SEQ}) for the communication to hide behind compute")
     plot(rows, p, projections, args.plots)
@@ -256,8 +268,7 @@ def plot(rows, p, projections, out):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 5))
-    for label, sel, marker in (("fitted", lambda r: r["model"] != HELD_OUT_MODEL, "o"),
-                               ("held out", lambda r: r["model"] == HELD_OUT_MODEL, "x")):
+    for label, sel, marker in (("fitted", lambda r: not r["held_out"], "o"), ("held out", lambda r: r["held_out"], "x")):
         pts = [r for r in rows if sel(r)]
         ax.scatter([r["step_s"] for r in pts], [r["pred"] for r in pts], marker=marker, label=label)
     top = max(max(r["step_s"], r["pred"]) for r in rows) * 1.1
@@ -276,13 +287,12 @@ def plot(rows, p, projections, out):
               ("fsdp", 2, "bf16"): "C3", ("fsdp", 4, "fp32"): "C4"}
     for ax, model in zip(axes, sorted({r["model"] for r in rows})):
         sel = [r for r in rows if r["model"] == model]
-        compute = float(np.median([r["compute_s"] - r["gather_wait_s"] for r in sel]))
+        compute = float(np.median([work(r) for r in sel]))
         for (strategy, k, comm), colour in styles.items():
             pts = [r for r in sel if r["strategy"] == strategy and r["k"] == k and r["comm"] == comm and r["rate_gbit"] > 0]
             if not pts:
                 continue
-            upd = pts[0]["params"] / (1 if strategy == "replicated" else 2)
-            curve = [step_model(p, b, strategy, k, compute, upd, pts[0]["gather_mb"] * 5e5, pts[0]["reduce_mb"] * 5e5)
+            curve = [step_model(p, b, strategy, k, compute, pts[0]["gather_mb"] * 5e5, pts[0]["reduce_mb"] * 5e5)
                      for b in rates]
             name = strategy if strategy == "replicated" else f"fsdp K{k} {comm}"
             ax.plot(rates, curve, color=colour, label=name)
