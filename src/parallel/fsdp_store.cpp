@@ -81,7 +81,7 @@ struct FsdpStore::Impl {
   void issue(int index) {
     Unit& u = units[std::size_t(index)];
     const bool bf16 = options.comm_dtype == dist::DType::bf16;
-    gather_bytes += ring_bytes(u.chunk * group * (bf16 ? 2 : 4), group);
+    gather_bytes += ring_bytes(u.chunk * group * std::int64_t(dist::dtype_size(options.comm_dtype)), group);
     if (bf16) {
       u.param_wire = to_bf16(u.param, "param_wire");
       u.full_wire = Wire16(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gather_wire"), u.chunk * group);
