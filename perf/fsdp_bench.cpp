@@ -2,12 +2,13 @@
 // core each, on loopback or across perf/netns's rate-limited link; perf/fsdp_bench.sh runs the study).
 //
 // Usage: fsdp_bench [--strategy replicated|fsdp|hsdp] [--k K] [--r R] [--reshard 0|1] [--progress-us N]
-//                   [--steps N] [--rows N] [--seq N] [--d-model N] [--layers N] [--d-ff N] [--vocab N]
+//                   [--comm-dtype fp32|bf16] [--steps N] [--rows N] [--seq N] [--d-model N] [--layers N] [--d-ff N] [--vocab N]
 // The model is untied with a small vocabulary, so the blocks (the units the window moves) dominate.
 // Rank 0 prints one line: the medians over the timed steps (after one warm-up step) of the step time, the
 // time with a gather in flight, the time compute waited for gathers, the hidden share of gather time
-// 1 - wait / gather, all time compute waited (gathers and reductions), and the time with a reduction in
-// flight.
+// 1 - wait / gather, all time compute waited (gathers and reductions), the time with a reduction in
+// flight, and the megabytes (1e6) this rank sent plus received per step in gathers and in reductions
+// (parallel::CommTimes says how they are counted).
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
     else if (key == "--r") store.max_inflight_reductions = int(n);
     else if (key == "--reshard") store.reshard_after_forward = n != 0;
     else if (key == "--progress-us") progress_us = n;
+    else if (key == "--comm-dtype" && value == "fp32") store.comm_dtype = dist::DType::f32;
+    else if (key == "--comm-dtype" && value == "bf16") store.comm_dtype = dist::DType::bf16;
     else if (key == "--steps") steps = n;
     else if (key == "--rows") rows = n;
     else if (key == "--seq") seq = n;
@@ -108,7 +111,7 @@ int main(int argc, char** argv) {
   RandomTokens source(rows, seq, std::int32_t(config.vocab_size), 7 + std::uint64_t(comm->rank()));
   parallel::ParamStore& p = *params;
   const ProgressScope polling([&p] { p.progress(); }, progress_us);
-  std::vector<double> step, gather, wait, exposed, reduce, compute;
+  std::vector<double> step, gather, wait, exposed, reduce, compute, gather_mb, reduce_mb;
   for (std::int64_t s = 0; s <= steps; ++s) {
     const train::StepMetrics m = trainer.train_step(source);
     if (s == 0) continue;
@@ -118,14 +121,19 @@ int main(int argc, char** argv) {
     wait.push_back(m.gather_wait_s);
     exposed.push_back(m.exposed_s);
     reduce.push_back(m.reduce_s);
+    gather_mb.push_back(double(m.gather_bytes) / 1e6);
+    reduce_mb.push_back(double(m.reduce_bytes) / 1e6);
   }
   if (comm->rank() == 0) {
     const double g = median(gather), w = median(wait);
-    std::printf("strategy %s K %d R %d reshard %d progress_us %lld | params %lld | step %.3f s | forward+backward %.3f s | "
-                "gather %.3f s | gather wait %.3f s | hidden %.1f %% | all waits %.3f s | reduce %.3f s\n",
+    std::printf("strategy %s K %d R %d reshard %d progress_us %lld comm %s | params %lld | step %.3f s | "
+                "forward+backward %.3f s | gather %.3f s | gather wait %.3f s | hidden %.1f %% | all waits %.3f s | "
+                "reduce %.3f s | gather bytes %.3f MB | reduce bytes %.3f MB\n",
                 store.strategy.c_str(), store.max_inflight_units, store.max_inflight_reductions,
-                int(store.reshard_after_forward), (long long)progress_us, (long long)config.parameter_count(),
-                median(step), median(compute), g, w, g > 0 ? 100.0 * (1.0 - w / g) : 0.0, median(exposed), median(reduce));
+                int(store.reshard_after_forward), (long long)progress_us, dist::dtype_name(store.comm_dtype),
+                (long long)config.parameter_count(), median(step), median(compute), g, w,
+                g > 0 ? 100.0 * (1.0 - w / g) : 0.0, median(exposed), median(reduce), median(gather_mb),
+                median(reduce_mb));
   }
   return 0;
 }

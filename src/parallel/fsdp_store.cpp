@@ -62,6 +62,7 @@ struct FsdpStore::Impl {
   std::vector<std::size_t> acquired_at;
   bool pass_has_gradients = false;  // backward gathers wait for proof that this pass is a training pass
   BusyClock gather_busy, reduce_busy, exposed, gather_wait;
+  std::int64_t gather_bytes = 0;  // of the gathers issued since the last take_comm_times()
   Trace* trace = nullptr;
   std::unique_ptr<ReductionQueue> reductions;
 
@@ -79,7 +80,9 @@ struct FsdpStore::Impl {
 
   void issue(int index) {
     Unit& u = units[std::size_t(index)];
-    if (options.comm_dtype == dist::DType::bf16) {
+    const bool bf16 = options.comm_dtype == dist::DType::bf16;
+    gather_bytes += ring_bytes(u.chunk * group * std::int64_t(dist::dtype_size(options.comm_dtype)), group);
+    if (bf16) {
       u.param_wire = to_bf16(u.param, "param_wire");
       u.full_wire = Wire16(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gather_wire"), u.chunk * group);
       Kokkos::fence();
@@ -301,7 +304,10 @@ std::int64_t FsdpStore::shard_bytes() const {
 
 CommTimes FsdpStore::take_comm_times() {
   Impl& m = *impl_;
-  return {m.gather_busy.take(), m.reduce_busy.take(), m.exposed.take(), m.gather_wait.take()};
+  const std::int64_t gathered = m.gather_bytes;
+  m.gather_bytes = 0;
+  return {m.gather_busy.take(), m.reduce_busy.take(), m.exposed.take(), m.gather_wait.take(), gathered,
+          m.reductions->take_bytes()};
 }
 
 int FsdpStore::gathered_units() const {

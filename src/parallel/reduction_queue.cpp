@@ -29,6 +29,9 @@ void ReductionQueue::start(Floats full, Floats into, bool accumulate, const std:
   r.into = into;
   r.accumulate = accumulate;
   const bool bf16 = wire_ == dist::DType::bf16;
+  const std::int64_t wire_bytes = std::int64_t(full.size() * dist::dtype_size(wire_));
+  if (shards_) bytes_ += ring_bytes(wire_bytes, shards_->size());
+  if (replicas_) bytes_ += 2 * ring_bytes(shards_ ? wire_bytes / shards_->size() : wire_bytes, replicas_->size());
   if (bf16) r.full_wire = to_bf16(full, "grad_wire");
   else r.full = full;  // the bf16 path drops the fp32 buffer here: it is no longer needed
   Kokkos::fence();
@@ -83,5 +86,11 @@ void ReductionQueue::progress() {
 }
 
 void ReductionQueue::wait_all() { wait_exposed(0); }
+
+std::int64_t ReductionQueue::take_bytes() {
+  const std::int64_t out = bytes_;
+  bytes_ = 0;
+  return out;
+}
 
 }  // namespace llmtrain::parallel

@@ -15,6 +15,7 @@
 
 #include "busy_clock.hpp"
 #include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/parallel/param_store.hpp"
 #include "llmtrain/parallel/trace.hpp"
 #include "wire.hpp"
 
@@ -36,6 +37,8 @@ class ReductionQueue {
   void progress();
   void wait_all();
   int in_flight() const { return int(queue_.size()); }
+  // Bytes of the reductions started since the last call (param_store.hpp, CommTimes), then reset.
+  std::int64_t take_bytes();
   void set_trace(Trace* trace) { trace_ = trace; }
 
  private:
@@ -61,6 +64,7 @@ class ReductionQueue {
   BusyClock& exposed_;
   std::deque<Reduction> queue_;
   Trace* trace_ = nullptr;
+  std::int64_t bytes_ = 0;
 };
 
 }  // namespace llmtrain::parallel

@@ -56,6 +56,8 @@ std::int64_t ReplicatedStore::shard_bytes() const {
   return bytes;
 }
 
-CommTimes ReplicatedStore::take_comm_times() { return {0.0, clocks_->reduce.take(), clocks_->exposed.take(), 0.0}; }
+CommTimes ReplicatedStore::take_comm_times() {
+  return {0.0, clocks_->reduce.take(), clocks_->exposed.take(), 0.0, 0, reductions_->take_bytes()};
+}
 
 }  // namespace llmtrain::parallel

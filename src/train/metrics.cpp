@@ -50,7 +50,8 @@ void MetricsLog::write_step(const StepMetrics& m) {
                         {"step", m.step_s}}},
                       {"mem", {{"shard_bytes", m.shard_bytes}, {"peak_bytes", m.peak_bytes}}},
                       {"comm", {{"gather_s", m.gather_s}, {"reduce_s", m.reduce_s}, {"exposed_s", m.exposed_s},
-                                {"gather_wait_s", m.gather_wait_s}}}};
+                                {"gather_wait_s", m.gather_wait_s}, {"gather_bytes", m.gather_bytes},
+                                {"reduce_bytes", m.reduce_bytes}}}};
   out_ << j.dump() << '\n';
   out_.flush();
   LLMTRAIN_CHECK(out_.good(), "writing metrics.jsonl failed at step ", m.step);

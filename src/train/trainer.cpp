@@ -85,6 +85,8 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   m.reduce_s = comm.reduce_s;
   m.exposed_s = comm.exposed_s;
   m.gather_wait_s = comm.gather_wait_s;
+  m.gather_bytes = comm.gather_bytes;
+  m.reduce_bytes = comm.reduce_bytes;
   m.tokens_per_s = double(m.tokens) / m.step_s;
   if (options_.peak_flops > 0) {
     const double model_flops = model_.config().train_flops(m.tokens, seq_len);

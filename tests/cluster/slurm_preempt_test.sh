@@ -3,9 +3,8 @@
 # two nodes (network namespaces, scripts/local-slurm.sh); the batch shell gets SIGUSR1 mid-run (as
 # `--signal=B:USR1@T` delivers it); its trap must forward it to the ranks, llmtrain must stop after a step
 # and exit 0, the script must requeue the job, and the requeued attempt must finish the run. Its step count,
-# losses and loader provenance must equal those of an uninterrupted run of the same job.
-# When llmtrain has checkpoints (`--config-reference` lists checkpoint.dir), the requeued attempt must
-# resume from the checkpoint written on the stop; without them it restarts from step 0 and the test says so.
+# losses and loader provenance must equal those of an uninterrupted run of the same job, and the requeued
+# attempt must have resumed from the checkpoint written on the stop (each step logged once).
 # Usage: LLMTRAIN_BUILD_DIR=build tests/cluster/slurm_preempt_test.sh      Exit 77: skipped (reason printed).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,8 +25,6 @@ trap 'bash "$src/scripts/local-slurm.sh" down' EXIT
 export SLURM_CONF=$LOCAL_SLURM_DIR/etc/slurm.conf LLMTRAIN_RUNS=$work/runs LLMTRAIN_BIN=$llmtrain LLMTRAIN_IFNAME=eth0
 
 fail() { echo "FAIL: $*"; exit 1; }
-has_checkpoints=0
-"$llmtrain" --config-reference | grep -q "checkpoint.dir" && has_checkpoints=1
 
 # submit NAME [llmtrain options]: the Ethernet script as users submit it, fitted to 2 one-core nodes.
 submit() {
@@ -44,9 +41,7 @@ wait_gone() {  # bounded wait until job $1 has left the queue
 losses() { sed -nE 's/.*"loss":([^,]*),.*"step":([0-9]+),.*"type":"train".*/\2 \1/p' "$1"; }
 
 ref=$(submit reference) || fail "sbatch refused the reference job"
-ckpt_opts=()
-[ "$has_checkpoints" -eq 1 ] && ckpt_opts=(--set "checkpoint.dir=$work/checkpoints")
-job=$(submit preempted "${ckpt_opts[@]}") || fail "sbatch refused the pre-empted job"
+job=$(submit preempted --set "checkpoint.dir=$work/checkpoints") || fail "sbatch refused the pre-empted job"
 run=$LLMTRAIN_RUNS/preempted-$job
 echo "reference job $ref, pre-empted job $job"
 
@@ -86,16 +81,11 @@ for r in 0 1; do
   cmp -s <(sort "$refrun/provenance.rank$r.jsonl") <(sort -u "$run/provenance.rank$r.jsonl") \
     || fail "rank $r's loader provenance differs from the uninterrupted run"
 done
-if [ "$has_checkpoints" -eq 1 ]; then
-  grep -qE "resumed from .* at step $stop_step " "$log1" || fail "the requeued attempt did not resume from step $stop_step"
-  [ "$(losses "$run/metrics.jsonl" | wc -l)" -eq "$steps" ] || fail "metrics.jsonl does not hold each step once"
-  for r in 0 1; do
-    cmp -s <(sort "$refrun/provenance.rank$r.jsonl") <(sort "$run/provenance.rank$r.jsonl") \
-      || fail "rank $r's provenance holds steps twice or misses some"
-  done
-  echo "resume: the requeued attempt resumed from the checkpoint at step $stop_step; $steps steps, losses and provenance equal the uninterrupted run"
-else
-  echo "resume: not exercised (llmtrain has no checkpoint.dir yet): the requeued attempt restarted from step 0;" \
-       "its $steps steps, losses and provenance equal the uninterrupted run"
-fi
+grep -qE "resumed from .* at step $stop_step " "$log1" || fail "the requeued attempt did not resume from step $stop_step"
+[ "$(losses "$run/metrics.jsonl" | wc -l)" -eq "$steps" ] || fail "metrics.jsonl does not hold each step once"
+for r in 0 1; do
+  cmp -s <(sort "$refrun/provenance.rank$r.jsonl") <(sort "$run/provenance.rank$r.jsonl") \
+    || fail "rank $r's provenance holds steps twice or misses some"
+done
+echo "resume: the requeued attempt resumed from the checkpoint at step $stop_step; $steps steps, losses and provenance equal the uninterrupted run"
 echo PASS

@@ -17,10 +17,22 @@
 
 namespace llmtrain::parallel {
 
+// What a store's collectives took between two take_comm_times() calls: seconds, and the bytes this rank
+// sent plus received, counted as a bandwidth-optimal (ring) algorithm moves them over a group of S ranks:
+// an all-gather or a reduce-scatter of a buffer of N bytes (all S chunks) 2 (S - 1) / S N, an all-reduce
+// 4 (S - 1) / S N (a reduce-scatter then an all-gather), in the wire type (bf16 halves them). At S = 2
+// every algorithm moves exactly this much. docs/parallel.md, "Bytes per step".
 struct CommTimes {
   double gather_s = 0, reduce_s = 0, exposed_s = 0;
   double gather_wait_s = 0;  // the part of exposed_s spent waiting for gathers
+  std::int64_t gather_bytes = 0, reduce_bytes = 0;
 };
+
+// The bytes one rank sends plus receives in a ring all-gather or reduce-scatter of `buffer_bytes` over
+// `ranks` (see CommTimes); an all-reduce is twice this.
+inline std::int64_t ring_bytes(std::int64_t buffer_bytes, int ranks) {
+  return 2 * (std::int64_t(ranks) - 1) * buffer_bytes / ranks;
+}
 
 class ParamStore : public model::UnitAccess<float> {
  public:
@@ -46,7 +58,7 @@ class ParamStore : public model::UnitAccess<float> {
   // Bytes this rank keeps between steps: parameters, gradients and the two AdamW moments of its ranges.
   virtual std::int64_t shard_bytes() const = 0;
   // Seconds spent since the last call (then reset): with a gather / a reduction in flight, and compute
-  // blocked waiting for one.
+  // blocked waiting for one; and the bytes of the gathers and reductions started since then.
   virtual CommTimes take_comm_times() = 0;
   // Records compute and communication spans into `trace` from now on (null: stop). It must outlive the
   // store or be unset first.
