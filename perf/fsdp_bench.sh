@@ -8,7 +8,8 @@
 # so the study runs beside other harnesses), BENCH_ARGS (extra fsdp_bench options, e.g. "--layers 4"),
 # BENCH_LOCK (a lock file: each run holds it with flock, e.g. /work/bench.lock, so runs take turns with
 # other measurements on a shared machine), TRACE_DIR (each run writes rank 0's trace there as
-# LINK-RUN.json, for perf/fsdp_bench.py). Each line ends with the load average at its end.
+# LINK-RUN.json, for perf/fsdp_bench.py), LINKS (default "loopback 1gbit": which links, in that order).
+# Each line ends with the load average at its end.
 set -euo pipefail
 build=${1:?usage: fsdp_bench.sh BUILD_DIR [STEPS]}
 steps=${2:-4}
@@ -41,7 +42,14 @@ run_all() {  # $1: label; the rest: how to start mpirun
 }
 
 echo "# $(lscpu | grep 'Model name' | sed 's/  */ /g'); $(nproc) cores; $(date -u +%FT%TZ)"
-run_all loopback mpirun --mca btl tcp,self --mca pml ob1
-trap '"$netns" down >/dev/null' EXIT
-"$netns" up 2 1gbit >/dev/null
-run_all 1gbit "$netns" mpirun
+for link in ${LINKS:-loopback 1gbit}; do
+  case $link in
+    loopback) run_all loopback mpirun --mca btl tcp,self --mca pml ob1 ;;
+    1gbit)
+      trap '"$netns" down >/dev/null' EXIT
+      "$netns" up 2 1gbit >/dev/null
+      run_all 1gbit "$netns" mpirun
+      "$netns" down >/dev/null ;;
+    *) echo "fsdp_bench.sh: LINKS takes loopback and 1gbit, got '$link'" >&2; exit 2 ;;
+  esac
+done
