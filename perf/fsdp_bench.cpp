@@ -3,12 +3,14 @@
 //
 // Usage: fsdp_bench [--strategy replicated|fsdp|hsdp] [--k K] [--r R] [--reshard 0|1] [--progress-us N]
 //                   [--comm-dtype fp32|bf16] [--steps N] [--rows N] [--seq N] [--d-model N] [--layers N] [--d-ff N] [--vocab N]
+//                   [--trace PATH]
 // The model is untied with a small vocabulary, so the blocks (the units the window moves) dominate.
 // Rank 0 prints one line: the medians over the timed steps (after one warm-up step) of the step time, the
 // time with a gather in flight, the time compute waited for gathers, the hidden share of gather time
 // 1 - wait / gather, all time compute waited (gathers and reductions), the time with a reduction in
 // flight, and the megabytes (1e6) this rank sent plus received per step in gathers and in reductions
-// (parallel::CommTimes says how they are counted).
+// (parallel::CommTimes says how they are counted). --trace writes rank 0's Chrome trace of the timed steps
+// (parallel/trace.hpp) to PATH, for perf/fsdp_bench.py.
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include "llmtrain/model/model.hpp"
 #include "llmtrain/optim/adamw.hpp"
 #include "llmtrain/parallel/store_options.hpp"
+#include "llmtrain/parallel/trace.hpp"
 #include "llmtrain/train/trainer.hpp"
 
 using namespace llmtrain;
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
   model::set_blas_threads(1);
   parallel::StoreOptions store;
   std::int64_t progress_us = 1000, steps = 5, rows = 2, seq = 128;
+  std::string trace_path;
   ModelConfig config;
   config.vocab_size = 512;
   config.d_model = 512;
@@ -92,6 +96,7 @@ int main(int argc, char** argv) {
     else if (key == "--layers") config.n_layers = n;
     else if (key == "--d-ff") config.d_ff = n;
     else if (key == "--vocab") config.vocab_size = n;
+    else if (key == "--trace") trace_path = value;
     else {
       std::fprintf(stderr, "fsdp_bench: unknown option %s (see the usage in perf/fsdp_bench.cpp)\n", key.c_str());
       return 2;
@@ -111,9 +116,11 @@ int main(int argc, char** argv) {
   RandomTokens source(rows, seq, std::int32_t(config.vocab_size), 7 + std::uint64_t(comm->rank()));
   parallel::ParamStore& p = *params;
   const ProgressScope polling([&p] { p.progress(); }, progress_us);
+  parallel::Trace trace(comm->rank());
   std::vector<double> step, gather, wait, exposed, reduce, compute, gather_mb, reduce_mb;
   for (std::int64_t s = 0; s <= steps; ++s) {
     const train::StepMetrics m = trainer.train_step(source);
+    if (s == 0 && !trace_path.empty() && comm->rank() == 0) params->set_trace(&trace);
     if (s == 0) continue;
     step.push_back(m.step_s);
     compute.push_back(m.forward_s + m.backward_s);
@@ -124,6 +131,8 @@ int main(int argc, char** argv) {
     gather_mb.push_back(double(m.gather_bytes) / 1e6);
     reduce_mb.push_back(double(m.reduce_bytes) / 1e6);
   }
+  params->set_trace(nullptr);
+  if (!trace_path.empty() && comm->rank() == 0) trace.write(trace_path);
   if (comm->rank() == 0) {
     const double g = median(gather), w = median(wait);
     std::printf("strategy %s K %d R %d reshard %d progress_us %lld comm %s | params %lld | step %.3f s | "

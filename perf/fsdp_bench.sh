@@ -5,7 +5,11 @@
 #
 # Usage: perf/fsdp_bench.sh BUILD_DIR [STEPS]
 # Environment: NETNS_SH (default perf/netns/netns.sh), NETNS_PREFIX / NETNS_SUBNET (default fsb / 10.79.0,
-# so the study runs beside other harnesses), BENCH_ARGS (extra fsdp_bench options, e.g. "--layers 4").
+# so the study runs beside other harnesses), BENCH_ARGS (extra fsdp_bench options, e.g. "--layers 4"),
+# BENCH_LOCK (a lock file: each run holds it with flock, e.g. /work/bench.lock, so runs take turns with
+# other measurements on a shared machine), TRACE_DIR (each run writes rank 0's trace there as
+# LINK-RUN.json, for perf/fsdp_bench.py), LINKS (default "loopback 1gbit": which links, in that order).
+# Each line ends with the load average at its end.
 set -euo pipefail
 build=${1:?usage: fsdp_bench.sh BUILD_DIR [STEPS]}
 steps=${2:-4}
@@ -17,18 +21,35 @@ export NETNS_PREFIX=${NETNS_PREFIX:-fsb} NETNS_SUBNET=${NETNS_SUBNET:-10.79.0}
 [ -x "$netns" ] || { echo "fsdp_bench.sh: no namespace harness at $netns (set NETNS_SH)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-configs=("--strategy replicated" "--strategy fsdp --k 1" "--strategy fsdp --k 2" "--strategy fsdp --k 4"
-         "--strategy fsdp --k 2 --progress-us 0")
+# Each entry: extra mpirun options (or "-"), then fsdp_bench options. The last one asks Open MPI's TCP
+# transport for its own progress thread instead of our polling (btl_tcp_progress_thread).
+configs=("- --strategy replicated" "- --strategy fsdp --k 1" "- --strategy fsdp --k 2" "- --strategy fsdp --k 4"
+         "- --strategy fsdp --k 2 --progress-us 0"
+         "--mca,btl_tcp_progress_thread,1 --strategy fsdp --k 2 --progress-us 0")
+lock=()
+[ -n "${BENCH_LOCK:-}" ] && lock=(flock "$BENCH_LOCK")
 run_all() {  # $1: label; the rest: how to start mpirun
-  local label=$1; shift
+  local label=$1 n=0; shift
   for c in "${configs[@]}"; do
+    local mca=${c%% *} args=${c#* } extra=()
+    [ "$mca" != - ] && IFS=, read -r -a extra <<<"$mca"
+    n=$((n + 1))
+    [ -n "${TRACE_DIR:-}" ] && args+=" --trace $TRACE_DIR/$label-$n.json"
     # shellcheck disable=SC2086
-    echo "$label | $("$@" -np 2 --bind-to core "$bench" $c --steps "$steps" ${BENCH_ARGS:-} | tail -1)"
+    line=$("${lock[@]}" "$@" "${extra[@]}" -np 2 --bind-to core "$bench" $args --steps "$steps" ${BENCH_ARGS:-} | tail -1)
+    echo "$label | ${extra[*]:-} | $line | $(uptime | sed 's/.*load/load/')"
   done
 }
 
 echo "# $(lscpu | grep 'Model name' | sed 's/  */ /g'); $(nproc) cores; $(date -u +%FT%TZ)"
-run_all loopback mpirun --mca btl tcp,self --mca pml ob1
-trap '"$netns" down >/dev/null' EXIT
-"$netns" up 2 1gbit >/dev/null
-run_all 1gbit "$netns" mpirun
+for link in ${LINKS:-loopback 1gbit}; do
+  case $link in
+    loopback) run_all loopback mpirun --mca btl tcp,self --mca pml ob1 ;;
+    1gbit)
+      trap '"$netns" down >/dev/null' EXIT
+      "$netns" up 2 1gbit >/dev/null
+      run_all 1gbit "$netns" mpirun
+      "$netns" down >/dev/null ;;
+    *) echo "fsdp_bench.sh: LINKS takes loopback and 1gbit, got '$link'" >&2; exit 2 ;;
+  esac
+done

@@ -117,16 +117,19 @@ struct FsdpStore::Impl {
     u.gather = Gather::none;
   }
 
-  // Issues gathers in pass order while the window has room.
+  // Issues gathers in pass order while the window has room. A unit still gathered covers its position
+  // (its release keeps it, release()) at no cost, even a backward position before the pass has asked for a
+  // gradient: so the last forward blocks stay gathered into backward (K - 1 of them at most, as FSDP2 keeps
+  // the last block) instead of being freed and gathered again while only the head computes.
   void fill_window() {
     while (next_issue < order.size()) {
-      if (next_issue >= first_backward && !pass_has_gradients) break;
       const int index = order[next_issue];
       if (units[std::size_t(index)].gather == Gather::none) {
+        if (next_issue >= first_backward && !pass_has_gradients) break;
         if (window_used() >= options.max_inflight_units) break;
         issue(index);
       }
-      ++next_issue;  // a unit still gathered covers this position: its release keeps it (release())
+      ++next_issue;
     }
   }
 

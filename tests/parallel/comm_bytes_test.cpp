@@ -73,8 +73,12 @@ void check(const std::string& strategy, dist::DType wire) {
     EXPECT_EQ(m.gather_bytes, want.gather);
     EXPECT_EQ(m.reduce_bytes, want.reduce);
   }
-  if (world > 1 && strategy == "fsdp") EXPECT_GT(want.gather, 0);
-  if (world > 1) EXPECT_GT(want.reduce, 0);
+  if (world > 1 && strategy == "fsdp") {
+    EXPECT_GT(want.gather, 0);
+  }
+  if (world > 1) {
+    EXPECT_GT(want.reduce, 0);
+  }
 }
 
 TEST(CommBytes, ReplicatedFp32) { check("replicated", dist::DType::f32); }

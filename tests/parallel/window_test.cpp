@@ -214,9 +214,11 @@ TEST(GatherWindow, BoundsUnitsOrdersGathersAndWaitsBeforeUse) {
       const Outcome slow = train(k, 2, reshard, true, steps);
       // Slow, poisoned transport, any window: the very same numbers.
       EXPECT_EQ(slow.losses, fast.losses);
-      // One pass: forward 0..5, then (resharding) the blocks again in reverse; every pass the same.
+      // One pass: forward 0..5, then (resharding) the blocks again in reverse, except the last K - 1
+      // blocks of forward, which the window keeps gathered into backward; every pass the same.
       std::vector<int> pass = {0, 1, 2, 3, 4, 5};
-      if (reshard) pass.insert(pass.end(), {4, 3, 2, 1});
+      if (reshard)
+        for (int block = 4 - (k - 1); block >= 1; --block) pass.push_back(block);
       std::vector<int> expected;
       for (int s = 0; s < steps; ++s) expected.insert(expected.end(), pass.begin(), pass.end());
       EXPECT_EQ(slow.gathered_units, expected);
@@ -224,6 +226,37 @@ TEST(GatherWindow, BoundsUnitsOrdersGathersAndWaitsBeforeUse) {
       EXPECT_EQ(slow.max_window, std::min(k, units));
       EXPECT_EQ(slow.max_reductions, 2);
     }
+}
+
+// An evaluation pass (forward only) gathers no backward unit, and what it left gathered (the last blocks the
+// window keeps for a backward that never comes) is dropped when the next pass starts: a training step after
+// it gathers exactly a training pass and computes the same loss as without the evaluation.
+TEST(GatherWindow, EvaluationPassGathersOnlyForward) {
+  const ModelConfig config = four_block_untied();
+  std::vector<double> losses;
+  for (const bool evaluate : {false, true}) {
+    Recording log;
+    SlowCollectives comm(dist::make_collectives("mpi", *g_runtime), log);
+    StoreOptions options;
+    options.strategy = "fsdp";
+    options.max_inflight_units = 2;
+    FsdpStore store(config, options, comm);
+    model::Model<float> model(config, model::Recompute::None, store);
+    optim::AdamW optimizer(store.param_shards(), {});
+    train::TrainOptions o;
+    o.steps = 1;
+    train::Trainer trainer(o, model, store, optimizer, comm);
+    testing::RowSlice mine(2 * comm.size(), 2 * comm.rank(), 2);
+    if (evaluate) {
+      model.forward(testing::RowSlice(2 * comm.size(), 2 * comm.rank(), 2).next());
+      EXPECT_EQ(log.gather_inputs.size(), 6u) << "the evaluation pass gathers each unit once, forward only";
+      EXPECT_EQ(store.gathered_units(), 1) << "the last block stays gathered until the next pass";
+    }
+    const std::size_t before = log.gather_inputs.size();
+    losses.push_back(trainer.train_step(mine).loss);
+    EXPECT_EQ(log.gather_inputs.size() - before, 9u) << "a training pass at K = 2: 6 forward, 3 backward";
+  }
+  EXPECT_EQ(losses[0], losses[1]);
 }
 
 TEST(GatherWindow, ReductionsStayWithinR) {
