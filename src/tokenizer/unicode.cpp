@@ -5,6 +5,8 @@
 #include <memory>
 #include <vector>
 
+#include "isa/ascii_scan.hpp"
+
 namespace llmtrain::tokenizer::unicode {
 namespace {
 
@@ -136,13 +138,15 @@ void append_utf8(std::string& out, std::uint32_t cp) {
   }
 }
 
-std::size_t first_invalid(std::string_view text) {
+std::size_t first_invalid(std::string_view text) { return first_invalid(text, isa::ascii_scan_kernel().ascii_prefix); }
+
+std::size_t first_invalid(std::string_view text, AsciiPrefixFn ascii_prefix) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   std::size_t i = 0;
   while (i < n) {
     if (p[i] < 0x80) {
-      ++i;
+      i += ascii_prefix(p + i, n - i);
       continue;
     }
     std::size_t bad = 0;
