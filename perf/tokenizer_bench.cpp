@@ -4,13 +4,10 @@
 // iterations (a data loader's steady state); "cold" loads a fresh tokenizer, so the cache starts empty.
 //
 //   ./build/bin/tokenizer_bench [--benchmark_filter='tokenizer:1/']   (0 GPT-2, 1 Llama-3, 2 Mistral)
-// BM_Utf8Check times the UTF-8 validation every encode starts with (unicode::first_invalid) on the same texts
-// with its ASCII scan as a byte loop (the code before the per-ISA scan) and as each variant of
-// src/tokenizer/isa/ascii_scan.hpp (sse2 = the baseline build; the label marks the one dispatched here).
+// BM_Utf8Check times the UTF-8 validation every encode starts with (unicode::first_invalid) on the same texts.
 // Llama-3 needs the shared data folder (LLMTRAIN_SHARED_DIR); it is skipped without it.
 #include <benchmark/benchmark.h>
 
-#include "isa/ascii_scan.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "test_data.hpp"
 #include "unicode.hpp"
@@ -77,35 +74,13 @@ BENCHMARK(BM_Encode)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
 
-std::size_t byte_loop_prefix(const unsigned char* p, std::size_t n) {
-  std::size_t i = 0;
-  while (i < n && p[i] < 0x80) ++i;
-  return i;
-}
-
-// Arguments: scan (0 byte loop, 1 sse2 = baseline, 2 avx2, 3 avx512), text (0 prose, 1 code).
+// Argument: text (0 prose, 1 code).
 void BM_Utf8Check(benchmark::State& state) {
-  namespace isa = llmtrain::tokenizer::isa;
-  const int scan = static_cast<int>(state.range(0));
-  llmtrain::tokenizer::unicode::AsciiPrefixFn prefix = byte_loop_prefix;
-  std::string label = "byte loop";
-  if (scan > 0) {
-    const llmtrain::CpuIsa variant = scan == 1 ? llmtrain::CpuIsa::Sse2
-                                     : scan == 2 ? llmtrain::CpuIsa::Avx2 : llmtrain::CpuIsa::Avx512;
-    if (!llmtrain::cpu_runs(variant)) {
-      state.SkipWithError("this CPU lacks the instruction set");
-      return;
-    }
-    prefix = isa::ascii_scan_for(variant).ascii_prefix;
-    label = isa::ascii_scan_for(variant).isa;
-    if (&isa::ascii_scan_for(variant) == &isa::ascii_scan_kernel()) label += " (dispatched)";
-  }
-  state.SetLabel(label);
-  const auto& docs = texts(static_cast<int>(state.range(1)));
+  const auto& docs = texts(static_cast<int>(state.range(0)));
   std::size_t bytes = 0;
   for (auto _ : state) {
     for (const std::string& doc : docs) {
-      benchmark::DoNotOptimize(llmtrain::tokenizer::unicode::first_invalid(doc, prefix));
+      benchmark::DoNotOptimize(llmtrain::tokenizer::unicode::first_invalid(doc));
       bytes += doc.size();
     }
   }
@@ -113,8 +88,9 @@ void BM_Utf8Check(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Utf8Check)
-    ->ArgNames({"scan", "text"})
-    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->ArgNames({"text"})
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(1.0);
 
