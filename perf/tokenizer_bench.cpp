@@ -4,11 +4,13 @@
 // iterations (a data loader's steady state); "cold" loads a fresh tokenizer, so the cache starts empty.
 //
 //   ./build/bin/tokenizer_bench [--benchmark_filter='tokenizer:1/']   (0 GPT-2, 1 Llama-3, 2 Mistral)
+// BM_Utf8Check times the UTF-8 validation every encode starts with (unicode::first_invalid) on the same texts.
 // Llama-3 needs the shared data folder (LLMTRAIN_SHARED_DIR); it is skipped without it.
 #include <benchmark/benchmark.h>
 
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "test_data.hpp"
+#include "unicode.hpp"
 
 namespace {
 
@@ -71,6 +73,26 @@ BENCHMARK(BM_Encode)
     ->ArgsProduct({{0, 1, 2}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
+
+// Argument: text (0 prose, 1 code).
+void BM_Utf8Check(benchmark::State& state) {
+  const auto& docs = texts(static_cast<int>(state.range(0)));
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    for (const std::string& doc : docs) {
+      benchmark::DoNotOptimize(llmtrain::tokenizer::unicode::first_invalid(doc));
+      bytes += doc.size();
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+}
+
+BENCHMARK(BM_Utf8Check)
+    ->ArgNames({"text"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(1.0);
 
 }  // namespace
 

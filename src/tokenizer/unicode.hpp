@@ -51,6 +51,10 @@ inline int sequence_length(unsigned char b) { return b < 0x80 ? 1 : b < 0xE0 ? 2
 
 void append_utf8(std::string& out, std::uint32_t cp);
 
+// Number of leading ASCII bytes (< 0x80) of text. Scans in 128-byte blocks whose OR the compiler vectorises
+// (SSE2 in the baseline build): 3.5-20x faster than a byte loop on prose and code (perf/RESULTS.md).
+std::size_t ascii_prefix(std::string_view text);
+
 // Offset of the first byte that does not start a valid UTF-8 sequence, or text.size() if all is valid.
 std::size_t first_invalid(std::string_view text);
 
