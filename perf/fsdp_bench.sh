@@ -28,6 +28,9 @@ configs=("- --strategy replicated" "- --strategy fsdp --k 1" "- --strategy fsdp 
          "--mca,btl_tcp_progress_thread,1 --strategy fsdp --k 2 --progress-us 0")
 lock=()
 [ -n "${BENCH_LOCK:-}" ] && lock=(flock "$BENCH_LOCK")
+# Each rank pins itself to core = its rank: under the namespace harness every rank has its own daemon, so
+# Open MPI's --bind-to core puts both ranks on core 0 (seen: two ranks at 50 % of one core).
+pin='exec taskset -c "$OMPI_COMM_WORLD_RANK" "$0" "$@"'
 run_all() {  # $1: label; the rest: how to start mpirun
   local label=$1 n=0; shift
   for c in "${configs[@]}"; do
@@ -36,7 +39,7 @@ run_all() {  # $1: label; the rest: how to start mpirun
     n=$((n + 1))
     [ -n "${TRACE_DIR:-}" ] && args+=" --trace $TRACE_DIR/$label-$n.json"
     # shellcheck disable=SC2086
-    line=$("${lock[@]}" "$@" "${extra[@]}" -np 2 --bind-to core "$bench" $args --steps "$steps" ${BENCH_ARGS:-} | tail -1)
+    line=$("${lock[@]}" "$@" "${extra[@]}" -np 2 --bind-to none bash -c "$pin" "$bench" $args --steps "$steps" ${BENCH_ARGS:-} | tail -1)
     echo "$label | ${extra[*]:-} | $line | $(uptime | sed 's/.*load/load/')"
   done
 }
