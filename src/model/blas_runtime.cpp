@@ -9,6 +9,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "llmtrain/core/cpu_isa.hpp"
+
 // OpenBLAS extensions, declared weak so that the program still links and runs against another BLAS.
 extern "C" {
 char* openblas_get_corename(void) __attribute__((weak));
@@ -17,12 +19,6 @@ void openblas_set_num_threads(int) __attribute__((weak));
 
 namespace llmtrain::model {
 namespace {
-
-bool cpu_has_avx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-}
 
 bool cpu_has_avx512_bf16() {
   __builtin_cpu_init();
@@ -40,7 +36,7 @@ bool name_in(const std::string& name, std::initializer_list<const char*> names) 
 // sbgemm kernels (SkylakeX's sbgemm is a slow generic loop), on other AVX-512 CPUs any AVX-512 set.
 // Empty: keep the current one.
 std::string wanted_kernel(const std::string& current) {
-  if (!cpu_has_avx512()) return "";
+  if (!cpu_runs(CpuIsa::Avx512)) return "";
   if (cpu_has_avx512_bf16()) return name_in(current, {"cooperlake", "sapphirerapids"}) ? "" : "Cooperlake";
   return name_in(current, {"skylakex", "cooperlake", "sapphirerapids"}) ? "" : "SkylakeX";
 }
