@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "busy_clock.hpp"
 #include "llmtrain/core/error.hpp"
@@ -21,7 +22,9 @@
 namespace llmtrain::parallel {
 namespace {
 
-enum class Gather { none, in_flight, ready };
+// queued: issued by the window, waiting for the wire (the gather before it is still running);
+// in_flight: on the wire.
+enum class Gather { none, queued, in_flight, ready };
 
 struct Unit {
   std::string name;
@@ -63,25 +66,53 @@ struct FsdpStore::Impl {
   bool pass_has_gradients = false;  // backward gathers wait for proof that this pass is a training pass
   BusyClock gather_busy, reduce_busy, exposed, gather_wait;
   std::int64_t gather_bytes = 0;  // of the gathers issued since the last take_comm_times()
+  std::deque<int> wire;           // units queued or in flight, in issue order; the front one is running
   Trace* trace = nullptr;
   std::unique_ptr<ReductionQueue> reductions;
 
   int window_used() const {
     int n = 0;
     for (const Unit& u : units)
-      n += options.reshard_after_forward ? u.gather != Gather::none : u.gather == Gather::in_flight;
+      n += options.reshard_after_forward ? u.gather != Gather::none : !(u.gather == Gather::none || u.gather == Gather::ready);
     return n;
   }
-  void note_gathers() {
-    bool any = false;
-    for (const Unit& u : units) any = any || u.gather == Gather::in_flight;
-    gather_busy.set(any);
-  }
 
+  // The window issues a gather by queueing it; the queue puts one gather on the wire at a time, in issue
+  // order, as collectives enqueued on one NCCL stream run. Two gathers sharing a link would both arrive
+  // late, and the one needed first would wait for the one needed after it (at the start of each pass K = 2
+  // issued the embedding and the first two blocks together). The order on the communicator is the issue
+  // order on every rank; only when each gather starts depends on timing.
   void issue(int index) {
     Unit& u = units[std::size_t(index)];
-    const bool bf16 = options.comm_dtype == dist::DType::bf16;
     gather_bytes += ring_bytes(u.chunk * group * std::int64_t(dist::dtype_size(options.comm_dtype)), group);
+    u.gather = Gather::queued;
+    wire.push_back(index);
+    advance_wire(false);
+  }
+
+  // Completes the running gather if it is done (or, with `block`, once it is) and starts the next queued
+  // one; repeats while gathers complete. Returns whether a gather is still on the wire.
+  bool advance_wire(bool block) {
+    while (!wire.empty()) {
+      Unit& front = units[std::size_t(wire.front())];
+      if (front.gather == Gather::queued) start(front);
+      if (block) front.request.wait();
+      else if (!front.request.test()) break;
+      complete(front);
+      wire.pop_front();
+      block = false;
+    }
+    gather_busy.set(!wire.empty());
+    return !wire.empty();
+  }
+
+  // Runs the wire until `u`'s gather is complete (the gathers queued before it complete first).
+  void finish(Unit& u) {
+    while (u.gather == Gather::queued || u.gather == Gather::in_flight) advance_wire(true);
+  }
+
+  void start(Unit& u) {
+    const bool bf16 = options.comm_dtype == dist::DType::bf16;
     if (bf16) {
       u.param_wire = to_bf16(u.param, "param_wire");
       u.full_wire = Wire16(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gather_wire"), u.chunk * group);
@@ -92,7 +123,6 @@ struct FsdpStore::Impl {
       u.request = gathers->all_gather(u.param.data(), u.full.data(), std::size_t(u.chunk), dist::DType::f32);
     }
     u.gather = Gather::in_flight;
-    gather_busy.set(true);
     if (trace) u.gather_begin_us = trace->now_us();
   }
 
@@ -109,8 +139,9 @@ struct FsdpStore::Impl {
     if (trace) trace->span(Trace::communication, "all_gather " + u.name, u.gather_begin_us, trace->now_us());
   }
 
+  // A queued gather is run before it is dropped: every rank has issued it, so every rank must join it.
   void free(Unit& u) {
-    u.request.wait();
+    finish(u);
     u.full = Floats();
     u.param_wire = Wire16();
     u.full_wire = Wire16();
@@ -137,7 +168,6 @@ struct FsdpStore::Impl {
   void restart(int index) {
     for (Unit& u : units)
       if (u.acquired == 0 && u.gather != Gather::none) free(u);
-    note_gathers();
     const auto found = std::find(order.begin(), order.end(), index);
     cursor = std::size_t(found - order.begin());
     next_issue = cursor;
@@ -164,8 +194,10 @@ FsdpStore::FsdpStore(const ModelConfig& config, const StoreOptions& options, dis
   m.gathers = world.split(color, key);
   m.scatters = world.split(color, key);
   if (m.world > m.group) m.replicas = world.split(key, color);
+  // Gathers first on the link (reduction_queue.hpp): a reduction waits while a gather is queued or running.
+  ReductionQueue::Link link{[&m] { return !m.wire.empty(); }, [&m] { m.advance_wire(false); }};
   m.reductions = std::make_unique<ReductionQueue>(options.max_inflight_reductions, options.comm_dtype, m.scatters.get(),
-                                                  m.replicas.get(), m.reduce_busy, m.exposed);
+                                                  m.replicas.get(), m.reduce_busy, m.exposed, std::move(link));
 
   const auto layouts = model::unit_layouts(config);
   for (const auto& layout : layouts) {
@@ -214,19 +246,19 @@ const float* FsdpStore::acquire(int index) {
     m.next_issue = std::max(m.next_issue, position + 1);
   }
   ++u.acquired;
-  if (u.gather == Gather::in_flight) {
-    if (!u.request.test()) {
+  if (u.gather != Gather::ready) {
+    m.advance_wire(false);
+    if (u.gather != Gather::ready) {
       const double begin = trace_ ? trace_->now_us() : 0;
       m.exposed.set(true);
       m.gather_wait.set(true);
-      u.request.wait();
+      m.finish(u);
       m.exposed.set(false);
       m.gather_wait.set(false);
       if (trace_) trace_->span(Trace::compute, "wait: all_gather " + u.name, begin, trace_->now_us());
     }
-    m.complete(u);
-    m.note_gathers();
     m.fill_window();
+    m.reductions->progress();  // the link may be free of gathers now
   }
   if (trace_ && u.acquired == 1) u.use_begin_us = trace_->now_us();
   return u.full.data();
@@ -271,9 +303,7 @@ void FsdpStore::grad_ready(int index) {
 
 void FsdpStore::progress() {
   Impl& m = *impl_;
-  for (Unit& u : m.units)
-    if (u.gather == Gather::in_flight && u.request.test()) m.complete(u);
-  m.note_gathers();
+  m.advance_wire(false);
   m.reductions->progress();
   m.fill_window();
 }
@@ -319,10 +349,6 @@ int FsdpStore::gathered_units() const {
   return n;
 }
 
-int FsdpStore::gathers_in_flight() const {
-  int n = 0;
-  for (const Unit& u : impl_->units) n += u.gather == Gather::in_flight;
-  return n;
-}
+int FsdpStore::gathers_in_flight() const { return int(impl_->wire.size()); }
 
 }  // namespace llmtrain::parallel

@@ -6,8 +6,9 @@
 namespace llmtrain::parallel {
 
 ReductionQueue::ReductionQueue(int max_inflight, dist::DType wire, dist::Collectives* shards,
-                               dist::Collectives* replicas, BusyClock& busy, BusyClock& exposed)
-    : max_inflight_(max_inflight), wire_(wire), shards_(shards), replicas_(replicas), busy_(busy), exposed_(exposed) {
+                               dist::Collectives* replicas, BusyClock& busy, BusyClock& exposed, Link link)
+    : max_inflight_(max_inflight), wire_(wire), shards_(shards), replicas_(replicas), busy_(busy), exposed_(exposed),
+      link_(std::move(link)) {
   LLMTRAIN_CHECK(max_inflight >= 1, "parallel.max_inflight_reductions must be at least 1, got ", max_inflight);
   LLMTRAIN_CHECK(shards || replicas, "a reduction needs a shard group or a replica group");
 }
@@ -25,7 +26,6 @@ void ReductionQueue::start(Floats full, Floats into, bool accumulate, const std:
   wait_exposed(max_inflight_ - 1);
   Reduction r;
   r.label = label;
-  if (trace_) r.begin_us = trace_->now_us();
   r.into = into;
   r.accumulate = accumulate;
   const bool bf16 = wire_ == dist::DType::bf16;
@@ -35,8 +35,25 @@ void ReductionQueue::start(Floats full, Floats into, bool accumulate, const std:
   if (bf16) r.full_wire = to_bf16(full, "grad_wire");
   else r.full = full;  // the bf16 path drops the fp32 buffer here: it is no longer needed
   Kokkos::fence();
+  queue_.push_back(std::move(r));
+  launch_allowed();
+}
+
+void ReductionQueue::launch_allowed() {
+  for (Reduction& r : queue_) {
+    if (r.started) continue;
+    if (link_.gathers_busy && link_.gathers_busy()) return;
+    launch(r);
+  }
+}
+
+void ReductionQueue::launch(Reduction& r) {
+  r.started = true;
+  busy_.set(true);
+  if (trace_) r.begin_us = trace_->now_us();
+  const bool bf16 = wire_ == dist::DType::bf16;
   if (shards_) {
-    const std::size_t chunk = full.size() / std::size_t(shards_->size());
+    const std::size_t chunk = (bf16 ? r.full_wire.size() : r.full.size()) / std::size_t(shards_->size());
     if (bf16) {
       r.chunk_wire = Wire16(Kokkos::view_alloc(Kokkos::WithoutInitializing, "grad_chunk_wire"), chunk);
       r.request = shards_->reduce_scatter_sum(r.full_wire.data(), r.chunk_wire.data(), chunk, wire_);
@@ -49,13 +66,15 @@ void ReductionQueue::start(Floats full, Floats into, bool accumulate, const std:
     if (bf16) r.request = replicas_->all_reduce_sum(r.full_wire.data(), r.full_wire.size(), wire_);
     else r.request = replicas_->all_reduce_sum(r.full.data(), r.full.size(), wire_);
   }
-  queue_.push_back(std::move(r));
-  busy_.set(true);
 }
 
 void ReductionQueue::advance_front() {
   Reduction& r = queue_.front();
-  r.request.wait();
+  if (!r.started) launch(r);
+  if (link_.advance)
+    while (!r.request.test()) link_.advance();
+  else
+    r.request.wait();
   if (!r.second_stage && replicas_) {
     r.second_stage = true;
     if (wire_ == dist::DType::bf16) r.request = replicas_->all_reduce_sum(r.chunk_wire.data(), r.chunk_wire.size(), wire_);
@@ -64,7 +83,7 @@ void ReductionQueue::advance_front() {
   }
   finish(r);
   queue_.pop_front();
-  busy_.set(!queue_.empty());
+  busy_.set(!queue_.empty() && queue_.front().started);  // reductions start in order
 }
 
 void ReductionQueue::finish(Reduction& r) {
@@ -82,7 +101,8 @@ void ReductionQueue::finish(Reduction& r) {
 }
 
 void ReductionQueue::progress() {
-  while (!queue_.empty() && queue_.front().request.test()) advance_front();
+  launch_allowed();
+  while (!queue_.empty() && queue_.front().started && queue_.front().request.test()) advance_front();
 }
 
 void ReductionQueue::wait_all() { wait_exposed(0); }

@@ -7,10 +7,17 @@
 // second stage of the oldest reduction is issued only once its first completes and every older reduction
 // has been finished, so every rank issues the same collectives in the same order on each communicator, as
 // MPI and NCCL require, whatever the timing.
+//
+// Gathers come first on a shared link: a sharded store passes a Link, and a reduction whose gradient is ready
+// is put on the wire only while no gather is queued or running (compute is about to need that gather; the
+// reduction is needed only at the end of backward). Reductions still start in order, and one is started
+// anyway when compute must wait for it (R in flight, wait_all). A rank that waits for a reduction keeps
+// the gathers moving (Link::advance): a peer may be waiting for one of our gathers before it can open its
+// own gate and start the reduction we wait for.
 #pragma once
 
 #include <deque>
-
+#include <functional>
 #include <string>
 
 #include "busy_clock.hpp"
@@ -23,17 +30,23 @@ namespace llmtrain::parallel {
 
 class ReductionQueue {
  public:
+  // The gathers sharing the link with the reductions (empty functions: none).
+  struct Link {
+    std::function<bool()> gathers_busy;   // a gather queued or on the wire
+    std::function<void()> advance;        // completes finished gathers and starts queued ones, never blocks
+  };
+
   // shards: the shard group, or null for a plain all-reduce; replicas: the group the chunks are then summed
   // over, or null. At least one is given. Both must outlive the queue.
   ReductionQueue(int max_inflight, dist::DType wire, dist::Collectives* shards, dist::Collectives* replicas,
-                 BusyClock& busy, BusyClock& exposed);
+                 BusyClock& busy, BusyClock& exposed, Link link = {});
 
-  // Starts reducing `full` (S * chunk values). Its result, this rank's chunk of the sum, is added into
-  // `into` (accumulate) or written to it; without a shard group `into` may be `full` itself. Waits for the
-  // oldest reduction first when R are in flight. Neither buffer may be touched until wait_all().
-  // `label` names the reduction in a trace.
+  // Queues the reduction of `full` (S * chunk values) and puts it on the wire unless gathers hold the link.
+  // Its result, this rank's chunk of the sum, is added into `into` (accumulate) or written to it; without a
+  // shard group `into` may be `full` itself. Waits for the oldest reduction first when R are in flight.
+  // Neither buffer may be touched until wait_all(). `label` names the reduction in a trace.
   void start(Floats full, Floats into, bool accumulate, const std::string& label);
-  // Advances the oldest reductions without blocking.
+  // Starts the queued reductions the link allows and advances the oldest ones, without blocking.
   void progress();
   void wait_all();
   int in_flight() const { return int(queue_.size()); }
@@ -46,12 +59,15 @@ class ReductionQueue {
     Floats full, chunk, into;
     Wire16 full_wire, chunk_wire;
     bool accumulate = false;
+    bool started = false;
     bool second_stage = false;
     dist::Request request;
     std::string label;
     double begin_us = 0;
   };
-  // Moves the oldest reduction on once its current stage is complete; true when it finished.
+  void launch(Reduction& r);
+  void launch_allowed();  // starts queued reductions in order while no gather holds the link
+  // Moves the oldest reduction on (starting it if it is still queued) once its current stage completes.
   void advance_front();
   void finish(Reduction& r);
   void wait_exposed(int until);  // compute waits until at most `until` reductions are in flight
@@ -62,6 +78,7 @@ class ReductionQueue {
   dist::Collectives* replicas_;
   BusyClock& busy_;
   BusyClock& exposed_;
+  Link link_;
   std::deque<Reduction> queue_;
   Trace* trace_ = nullptr;
   std::int64_t bytes_ = 0;

@@ -1,6 +1,7 @@
 // The gather window seen from the transport: a recording, deliberately slow wrapper of the collectives
 // proves that no more than K units are gathered or in flight, that gathers are issued in pass order
-// (forward, then the blocks in reverse), that reductions stay within R, and that every gather is complete
+// (forward, then the blocks in reverse) and go on the wire one at a time ahead of the reductions, that
+// reductions stay within R, and that every gather is complete
 // before the model reads the unit (its output is poisoned with NaN until the request completes, and
 // acquire() must hand out only completed buffers). Runs under mpirun at 1, 2 and 4 ranks.
 #include <gtest/gtest.h>
@@ -29,6 +30,7 @@ struct Recording {
   std::map<const void*, bool> gather_done;  // by output buffer
   int gathers_in_flight = 0, max_gathers_in_flight = 0;
   int reductions_in_flight = 0, max_reductions_in_flight = 0;
+  int reductions = 0, reductions_beside_gathers = 0;  // started; started while a gather was on the wire
 };
 
 // A request that completes only after `tests` calls of test() (or a wait), and only then copies the
@@ -106,6 +108,8 @@ class SlowCollectives : public dist::Collectives {
                                                        log_.tests_to_complete, std::move(on_done)));
   }
   dist::Request reduction(dist::Request inner, std::vector<char> scratch, void* out) {
+    ++log_.reductions;
+    log_.reductions_beside_gathers += log_.gathers_in_flight > 0;
     log_.max_reductions_in_flight = std::max(log_.max_reductions_in_flight, ++log_.reductions_in_flight);
     return slow(std::move(inner), std::move(scratch), out, [this] { --log_.reductions_in_flight; });
   }
@@ -170,6 +174,7 @@ struct Outcome {
   std::vector<double> losses;
   std::vector<int> gathered_units;  // in issue order
   int max_window = 0, max_reductions = 0;
+  int max_gathers_on_wire = 0, reductions = 0, reductions_beside_gathers = 0;
 };
 
 Outcome train(int k, int r, bool reshard, bool slow, int steps) {
@@ -202,6 +207,9 @@ Outcome train(int k, int r, bool reshard, bool slow, int steps) {
   EXPECT_EQ(out.gathered_units.size(), log.gather_inputs.size()) << "a gather of something that is not a unit's shard";
   out.max_window = access.max_gathered;
   out.max_reductions = log.max_reductions_in_flight;
+  out.max_gathers_on_wire = log.max_gathers_in_flight;
+  out.reductions = log.reductions;
+  out.reductions_beside_gathers = log.reductions_beside_gathers;
   return out;
 }
 
@@ -257,6 +265,17 @@ TEST(GatherWindow, EvaluationPassGathersOnlyForward) {
     EXPECT_EQ(log.gather_inputs.size() - before, 9u) << "a training pass at K = 2: 6 forward, 3 backward";
   }
   EXPECT_EQ(losses[0], losses[1]);
+}
+
+// Gathers come first on the wire: one at a time, and a reduction is started beside a gather only when compute
+// must wait for it (R in flight); with R above the reductions of a pass, never.
+TEST(GatherWindow, GathersGoFirstOnTheWire) {
+  for (const int k : {2, 4}) {
+    const Outcome slow = train(k, 8, true, true, 2);
+    EXPECT_EQ(slow.max_gathers_on_wire, 1) << "K = " << k;
+    EXPECT_EQ(slow.reductions, 12) << "K = " << k;
+    EXPECT_EQ(slow.reductions_beside_gathers, 0) << "K = " << k;
+  }
 }
 
 TEST(GatherWindow, ReductionsStayWithinR) {
