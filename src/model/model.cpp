@@ -117,7 +117,8 @@ void Model<T>::State::prepare(const Batch& b) {
     const Index kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
     for (Index l = 0; l < kept; ++l) acts.emplace_back(c, batch, seq);
     scratch.emplace(c, n());
-    attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)});
+    attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)},
+                      precision);
     final_x = Kokkos::View<T*>("final_x", n() * c.d_model);
     final_rstd = Kokkos::View<T*>("final_rstd", n());
     head_logits = Kokkos::View<T*>("head_logits", std::min(kHeadChunkRows, n()) * c.vocab_size);
