@@ -112,6 +112,58 @@ void pack_k_contiguous(unsigned short* out, const float* x, long ld, long line0,
   }
 }
 
+// Slot s of the 48 that 8 pairs of 6 lines fill (pair s / 6, line s % 6) is element 8 * (line % 2) + pair of
+// the vector of lines 2 * (line / 2) and the next: vectors 0 and 1 are indexed 0..31 by a two-source permute,
+// vector 2 is merged in under a mask.
+struct SpreadSix {
+  alignas(64) int from01[48] = {};
+  alignas(64) int from2[48] = {};
+  unsigned short use2[3] = {};
+  constexpr SpreadSix() {
+    for (int slot = 0; slot < 48; ++slot) {
+      const int pair = slot / 6, line = slot % 6, element = 8 * (line % 2) + pair;
+      from01[slot] = (line / 2 == 1 ? 16 : 0) + element;
+      from2[slot] = element;
+      if (line / 2 == 2) use2[slot / 16] = static_cast<unsigned short>(use2[slot / 16] | (1u << (slot % 16)));
+    }
+  }
+};
+constexpr SpreadSix kSpreadSix{};
+
+// The same layout for one panel of kMR (6) k-contiguous lines (A's rows, `width` of them real), without
+// transposes: two lines' 16 floats each round into one vector (line 2j's 8 pairs, then line 2j+1's), and
+// three two-source permutes spread those three vectors over the 48 slots (8 pairs x 6 lines) they fill, stored
+// whole. A 16 x 16 transpose would carry 10 lines of padding for every 6.
+void pack_k_contiguous_6(unsigned short* out, const float* x, long ld, long line0, long width, long p0, long kc) {
+  static_assert(kMR == 6, "kSpreadSix spreads 6 lines");
+  const long pairs = (kc + 1) / 2;
+  unsigned* out32 = reinterpret_cast<unsigned*>(out);
+  __m512i idx01[3], idx2[3];
+  for (int v = 0; v < 3; ++v) {
+    idx01[v] = _mm512_load_si512(kSpreadSix.from01 + 16 * v);
+    idx2[v] = _mm512_load_si512(kSpreadSix.from2 + 16 * v);
+  }
+  for (long q0 = 0; q0 < pairs; q0 += 8) {
+    const long k = p0 + 2 * q0, left = kc - 2 * q0;
+    __m512i two[3];
+    for (long j = 0; j < 3; ++j) {
+      const float* even = x + (line0 + 2 * j) * ld + k;
+      const float* odd = even + ld;
+      two[j] = to_bf16(load(even, 2 * j < width ? left : 0), load(odd, 2 * j + 1 < width ? left : 0));
+    }
+    const long slots = 6 * (pairs - q0 < 8 ? pairs - q0 : 8);
+    for (int v = 0; v < 3; ++v) {
+      __m512i o = _mm512_permutex2var_epi32(two[0], idx01[v], two[1]);
+      o = _mm512_mask_permutexvar_epi32(o, __mmask16(kSpreadSix.use2[v]), idx2[v], two[2]);
+      const long n = slots - 16 * v;
+      if (n >= 16)
+        _mm512_storeu_si512(out32 + 6 * q0 + 16 * v, o);
+      else if (n > 0)
+        _mm512_mask_storeu_epi32(out32 + 6 * q0 + 16 * v, __mmask16((1u << n) - 1), o);
+    }
+  }
+}
+
 // The same layout for `count` lines whose k is strided (line i is x[k * ld + line0 + i]), any number of
 // panels in one pass: two k rows side by side are interleaved into pairs, 32 lines at a time, and
 // store_lanes puts each line in its panel.
@@ -151,7 +203,9 @@ void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long 
   if (!k_contiguous && panel < 32) return pack_k_strided<panel>(out, x, ld, line0, count, p0, kc);
   for (long i = 0; i < count; i += panel) {  // one panel at a time: the writes of a pass stay in one panel
     const long width = count - i < panel ? count - i : panel;
-    if (k_contiguous)
+    if (k_contiguous && panel == kMR)
+      pack_k_contiguous_6(out + i * pairs * 2, x, ld, line0 + i, width, p0, kc);
+    else if (k_contiguous)
       pack_k_contiguous(out + i * pairs * 2, x, ld, line0 + i, width, panel, p0, kc);
     else
       pack_k_strided<panel>(out + i * pairs * 2, x, ld, line0 + i, width, p0, kc);
