@@ -164,6 +164,60 @@ void pack_k_contiguous_6(unsigned short* out, const float* x, long ld, long line
   }
 }
 
+// The same layout for `count` k-strided lines (A's columns: line i is x[k * ld + line0 + i]) in panels of kMR
+// (6), 8 pairs of every panel at a time, with whole-vector stores: two masked loads put a pair's two k rows
+// (6 lines each) in one vector, one rounding takes two pairs, a word permute interleaves each line's pair, and
+// two-source permutes spread the four vectors of 8 pairs over the panel's 48 slots. (Storing lanes straight
+// into their panels takes several partial stores per vector, which ran about 1 element per cycle.)
+void pack_k_strided_6(unsigned short* out, const float* x, long ld, long line0, long count, long p0, long kc) {
+  static_assert(kMR == 6, "the permutes below spread 6 lines");
+  const long pairs = (kc + 1) / 2;
+  unsigned* out32 = reinterpret_cast<unsigned*>(out);
+  // Words of to_bf16(pairs q, q + 1): q's k row in 0..7, its k + 1 row in 8..15, q + 1's in 16..31; line d of
+  // pair q (+1) becomes dword d (8 + d).
+  alignas(64) short interleave[32];
+  for (int d = 0; d < 8; ++d) {
+    interleave[2 * d] = short(d), interleave[2 * d + 1] = short(8 + d);
+    interleave[16 + 2 * d] = short(16 + d), interleave[17 + 2 * d] = short(24 + d);
+  }
+  // Slot s of the 48 (pair s / 6, line s % 6) from the vector of pairs 2j, 2j + 1: output vector v takes
+  // vectors v and v + 1.
+  alignas(64) int spread[48];
+  for (int slot = 0; slot < 48; ++slot) {
+    const int q = slot / 6, line = slot % 6;
+    spread[slot] = (q / 2 == slot / 16 ? 0 : 16) + 8 * (q % 2) + line;
+  }
+  const __m512i words = _mm512_load_si512(interleave);
+  const __m512i spread_v[3] = {_mm512_load_si512(spread), _mm512_load_si512(spread + 16),
+                               _mm512_load_si512(spread + 32)};
+  for (long q0 = 0; q0 < pairs; q0 += 8) {
+    const long slots = 6 * (pairs - q0 < 8 ? pairs - q0 : 8);
+    for (long i = 0; i < count; i += kMR) {
+      const __mmask16 low = __mmask16((1u << (count - i < kMR ? count - i : kMR)) - 1);
+      __m512i two[4];
+      for (int j = 0; j < 4; ++j) {
+        __m512 rows[2];
+        for (int h = 0; h < 2; ++h) {
+          const long k = 2 * (q0 + 2 * j + h);  // the pair's first k row, relative to p0
+          const float* row = x + (p0 + k) * ld + line0 + i;
+          const __mmask16 first = k < kc ? low : 0, second = k + 1 < kc ? __mmask16(low << 8) : 0;
+          rows[h] = _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(first, row), second, row + ld - 8);
+        }
+        two[j] = _mm512_permutexvar_epi16(words, to_bf16(rows[0], rows[1]));
+      }
+      unsigned* panel = out32 + i * pairs + 6 * q0;
+      for (int v = 0; v < 3; ++v) {
+        const __m512i o = _mm512_permutex2var_epi32(two[v], spread_v[v], two[v + 1]);
+        const long n = slots - 16 * v;
+        if (n >= 16)
+          _mm512_storeu_si512(panel + 16 * v, o);
+        else if (n > 0)
+          _mm512_mask_storeu_epi32(panel + 16 * v, __mmask16((1u << n) - 1), o);
+      }
+    }
+  }
+}
+
 // The same layout for `count` lines whose k is strided (line i is x[k * ld + line0 + i]), any number of
 // panels in one pass: two k rows side by side are interleaved into pairs, 32 lines at a time, and
 // store_lanes puts each line in its panel.
@@ -193,14 +247,13 @@ void pack_k_strided(unsigned short* out, const float* x, long ld, long line0, lo
 }
 
 // op(X)'s lines [line0, line0 + count) over k in [p0, p0 + kc) -> panels of `panel` lines, each pairs * panel
-// 32-bit slots long. Narrow k-strided panels (A's 6 rows) are packed all in one pass, which fills whole
-// vectors (panel by panel, 26 of every 32 lanes would be wasted): dW products gain about 10 %. Wide ones
-// (B's 64 columns) panel by panel, which measured faster for them.
+// 32-bit slots long. A's 6-line panels go through the permute packers above (a 16 x 16 transpose or 16-lane
+// stores would mostly carry padding); B's 64-line panels one at a time, so that a pass writes one panel.
 template <long panel>
 void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long line0, long count, long p0,
           long kc) {
   const long pairs = (kc + 1) / 2;
-  if (!k_contiguous && panel < 32) return pack_k_strided<panel>(out, x, ld, line0, count, p0, kc);
+  if (!k_contiguous && panel == kMR) return pack_k_strided_6(out, x, ld, line0, count, p0, kc);
   for (long i = 0; i < count; i += panel) {  // one panel at a time: the writes of a pass stay in one panel
     const long width = count - i < panel ? count - i : panel;
     if (k_contiguous && panel == kMR)
