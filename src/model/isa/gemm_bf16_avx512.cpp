@@ -326,8 +326,10 @@ void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, 
 
 }  // namespace
 
+long gemm_bf16_packed_b_size(long n, long k) { return (n + kNR - 1) / kNR * kNR * (k + k % 2); }
+
 void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
-                      const float* b, long ldb, float beta, float* c, long ldc) {
+                      const float* b, long ldb, float beta, float* c, long ldc, PackedB* reuse) {
   if (k == 0 || alpha == 0.0f) {  // C = beta * C (not read when beta is 0)
     for (long i = 0; i < m; ++i)
       for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
@@ -341,18 +343,23 @@ void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float 
     const long nc = n - j0 < kNC ? n - j0 : kNC;
     for (long p0 = 0; p0 < k; p0 += kKC) {
       const long kc = k - p0 < kKC ? k - p0 : kKC, pairs = (kc + 1) / 2;
-      pack_b(packed_b, op_b, p0, kc, j0, nc);
+      // With `reuse`, block (j0, p0) lies after the j0 columns before it (each k + k % 2 values long, in
+      // pairs) and the p0 rows before it in its own column block (nc rounded up to whole panels).
+      unsigned short* block =
+          reuse ? reuse->data + j0 * (k + k % 2) + (nc + kNR - 1) / kNR * kNR * p0 : packed_b;
+      if (!reuse || !reuse->filled) pack_b(block, op_b, p0, kc, j0, nc);
       for (long i0 = 0; i0 < m; i0 += kMC) {
         const long mc = m - i0 < kMC ? m - i0 : kMC;
         pack_a(packed_a, op_a, i0, mc, p0, kc);
         for (long jp = 0; jp < nc; jp += kNR)
           for (long ip = 0; ip < mc; ip += kMR)
-            micro_kernel(pairs, packed_a + ip * pairs * 2, packed_b + jp * pairs * 2, alpha, beta, p0 == 0,
+            micro_kernel(pairs, packed_a + ip * pairs * 2, block + jp * pairs * 2, alpha, beta, p0 == 0,
                          c + (i0 + ip) * ldc + j0 + jp, ldc, mc - ip < kMR ? mc - ip : kMR,
                          nc - jp < kNR ? nc - jp : kNR);
       }
     }
   }
+  if (reuse) reuse->filled = true;
 }
 
 }  // namespace llmtrain::model::isa
