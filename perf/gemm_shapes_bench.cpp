@@ -35,6 +35,9 @@ const Shape kShapes[] = {
     {"w1 dX", Trans::No, Trans::No, 1024, 768, 4096},        {"w1 dW", Trans::Yes, Trans::No, 4096, 768, 1024},
     {"head forward", Trans::No, Trans::Yes, 256, 50257, 768}, {"head dX", Trans::No, Trans::No, 256, 768, 50257},
     {"head dW", Trans::Yes, Trans::No, 50257, 768, 256},
+    // Attention's tiles (128 queries x 128 keys, head_dim 64): scores, P V and dQ, dV and dK.
+    {"attn QK^T", Trans::No, Trans::Yes, 128, 128, 64},       {"attn PV", Trans::No, Trans::No, 128, 64, 128},
+    {"attn P^T dO", Trans::Yes, Trans::No, 128, 64, 128},
 };
 
 }  // namespace

@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "llmtrain/core/error.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "ops.hpp"
 
@@ -13,13 +15,17 @@ using ops::Index;
 using ops::Range;
 
 template <typename T>
-Attention<T>::Attention(const AttentionShape& shape)
+Attention<T>::Attention(const AttentionShape& shape, Precision precision)
     : shape_(shape),
+      precision_(precision),
       scores_("attention.scores", shape.tile * shape.tile),
       dscores_("attention.dscores", shape.tile * shape.tile),
       row_max_("attention.row_max", shape.tile),
       row_sum_("attention.row_sum", shape.tile),
-      row_delta_("attention.row_delta", shape.tile) {}
+      row_delta_("attention.row_delta", shape.tile) {
+  LLMTRAIN_CHECK((std::is_same_v<T, float>) || precision == Precision::Fp32,
+                 "bf16 attention products are for float only (the double attention backs the gradient checks)");
+}
 
 template <typename T>
 void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc) {
@@ -48,7 +54,7 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
         });
         for (Index ks = 0; ks < qs + tq; ks += tile) {  // causal: key tiles up to the query tile's end
           const Index tk = std::min(tile, s.seq_len - ks);
-          gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), S, tk);
+          gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), S, tk, precision_);
           // Online softmax: rescale what is accumulated so far to the new row maximum.
           const bool needs_mask = ks + tk - 1 > qs || row_doc != nullptr;  // else every key is visible
           if constexpr (ops::kHostFloat<T>) {
@@ -60,7 +66,7 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
                                          needs_mask, row_doc);
             });
           }
-          gemm<T>(Trans::No, Trans::No, tq, hd, tk, T(1), S, tk, v + ks * W, W, T(1), o + qs * ldo, ldo);
+          gemm<T>(Trans::No, Trans::No, tq, hd, tk, T(1), S, tk, v + ks * W, W, T(1), o + qs * ldo, ldo, precision_);
         }
         Kokkos::parallel_for("attention_finish", Range(0, tq), KOKKOS_LAMBDA(Index i) {
           for (Index d = 0; d < hd; ++d) o[(qs + i) * ldo + d] /= l[i];
@@ -105,7 +111,7 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
         });
         for (Index ks = 0; ks < qs + tq; ks += tile) {
           const Index tk = std::min(tile, s.seq_len - ks);
-          gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), P, tk);
+          gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), P, tk, precision_);
           const bool needs_mask = ks + tk - 1 > qs || row_doc != nullptr;
           if constexpr (ops::kHostFloat<T>) {
             isa::kernels().attention_probs_tile(P, row_lse + qs, tq, tk, scale, qs, ks, needs_mask, row_doc);
@@ -114,8 +120,8 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
               ops::attention_probs_row(P + i * tk, row_lse[qs + i], tk, scale, qs + i, ks, needs_mask, row_doc);
             });
           }
-          gemm<T>(Trans::Yes, Trans::No, tk, hd, tq, T(1), P, tk, dO + qs * ldo, ldo, T(1), dv + ks * W, W);
-          gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), dO + qs * ldo, ldo, v + ks * W, W, T(0), dS, tk);
+          gemm<T>(Trans::Yes, Trans::No, tk, hd, tq, T(1), P, tk, dO + qs * ldo, ldo, T(1), dv + ks * W, W, precision_);
+          gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), dO + qs * ldo, ldo, v + ks * W, W, T(0), dS, tk, precision_);
           if constexpr (ops::kHostFloat<T>) {
             isa::kernels().attention_dscores_tile(dS, P, delta, tq, tk, scale);
           } else {
@@ -123,8 +129,8 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
               ops::attention_dscores_row(dS + i * tk, P + i * tk, delta[i], tk, scale);
             });
           }
-          gemm<T>(Trans::No, Trans::No, tq, hd, tk, T(1), dS, tk, k + ks * W, W, T(1), dq + qs * W, W);
-          gemm<T>(Trans::Yes, Trans::No, tk, hd, tq, T(1), dS, tk, q + qs * W, W, T(1), dk + ks * W, W);
+          gemm<T>(Trans::No, Trans::No, tq, hd, tk, T(1), dS, tk, k + ks * W, W, T(1), dq + qs * W, W, precision_);
+          gemm<T>(Trans::Yes, Trans::No, tk, hd, tq, T(1), dS, tk, q + qs * W, W, T(1), dk + ks * W, W, precision_);
         }
       }
     }

@@ -3,7 +3,8 @@
 // Memory is linear in the sequence length: the T x T score matrix never exists; only one tile x tile block
 // of scores at a time. The forward pass keeps the output and the per-row log-sum-exp; the backward pass
 // recomputes each score tile from Q and K. Score and value products go through gemm() on strided views of
-// the fused QKV buffer (no transposes or copies); the softmax bookkeeping runs as Kokkos kernels.
+// the fused QKV buffer (no transposes or copies); the softmax bookkeeping runs as Kokkos kernels. In bf16 the
+// tile products round their operands (Q, K, V, P, dO, dS) to bf16, as the model's other products do.
 //
 // Layout: qkv is [batch*seq, (n_heads + 2 n_kv_heads) * head_dim]: query heads, then key heads, then
 // value heads. Query head h reads key/value head h / (n_heads / n_kv_heads). out is [batch*seq,
@@ -14,6 +15,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+
+#include "llmtrain/model/gemm.hpp"
 
 namespace llmtrain::model {
 
@@ -26,7 +29,8 @@ struct AttentionShape {
 template <typename T>
 class Attention {
  public:
-  explicit Attention(const AttentionShape& shape);
+  // Score and value products run in `precision` (the model's: bf16 rounds their operands, fp32 accumulates).
+  explicit Attention(const AttentionShape& shape, Precision precision = Precision::Fp32);
 
   void forward(T* out, T* lse, const T* qkv, const std::int32_t* doc);
   // dqkv is overwritten with the gradient with respect to qkv.
@@ -34,6 +38,7 @@ class Attention {
 
  private:
   AttentionShape shape_;
+  Precision precision_;
   Kokkos::View<T*> scores_;   // tile x tile
   Kokkos::View<T*> dscores_;  // tile x tile
   Kokkos::View<T*> row_max_, row_sum_, row_delta_;  // tile each

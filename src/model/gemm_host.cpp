@@ -2,7 +2,8 @@
 // cuBLASLt; src/model/cuda/gemm_cublas.cpp), since the pointers then live in device memory.
 //
 // Bf16 products: on CPUs with AVX512_BF16 our kernel (isa/gemm_bf16_avx512.cpp; Debian's OpenBLAS has no
-// cblas_sbgemm), which rounds the operands while packing them. Elsewhere the same arithmetic is emulated:
+// cblas_sbgemm), which rounds the operands while packing them (op(B) once for all calls while a
+// ReusedOperandB covers it). Elsewhere the same arithmetic is emulated:
 // the operands are rounded to bf16 values held in fp32 and multiplied by sgemm. The product of two bf16
 // values is exact in fp32, so that too is an fp32 accumulation of bf16 products, only not faster.
 #include <cblas.h>
@@ -17,6 +18,7 @@
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "isa/gemm_bf16_kernel.hpp"
+#include "reused_operand.hpp"
 
 namespace llmtrain::model {
 
@@ -57,8 +59,12 @@ void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t 
                std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
                Precision precision) {
   if (precision == Precision::Bf16) {
-    const auto product = bf16_supported() ? isa::gemm_bf16_avx512 : isa::gemm_bf16_emulated;
-    product(ta == Trans::Yes, tb == Trans::Yes, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    const bool trans_a = ta == Trans::Yes, trans_b = tb == Trans::Yes;
+    if (bf16_supported())
+      isa::gemm_bf16_avx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                            reused_packing(b, trans_b, ldb, n, k));
+    else
+      isa::gemm_bf16_emulated(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
   cblas_sgemm(CblasRowMajor, to_cblas(ta), to_cblas(tb), int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),

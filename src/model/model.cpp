@@ -17,6 +17,7 @@
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/model/param_units.hpp"
 #include "ops.hpp"
+#include "reused_operand.hpp"
 
 namespace llmtrain::model {
 
@@ -117,7 +118,8 @@ void Model<T>::State::prepare(const Batch& b) {
     const Index kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
     for (Index l = 0; l < kept; ++l) acts.emplace_back(c, batch, seq);
     scratch.emplace(c, n());
-    attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)});
+    attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)},
+                      precision);
     final_x = Kokkos::View<T*>("final_x", n() * c.d_model);
     final_rstd = Kokkos::View<T*>("final_rstd", n());
     head_logits = Kokkos::View<T*>("head_logits", std::min(kHeadChunkRows, n()) * c.vocab_size);
@@ -240,6 +242,10 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
   ops::rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"), N,
                        D, c.norm_eps);
   T* d_final = want_grad ? scratch->d_mid.data() : nullptr;
+  // The head's weight is op(B) of every chunk's logits and input gradient: bf16 products pack it once.
+  std::optional<ReusedOperandB> reuse_head;
+  if constexpr (std::is_same_v<T, float>)
+    if (N > kHeadChunkRows) reuse_head.emplace(head_weight());
   for (Index r0 = 0; r0 < N; r0 += kHeadChunkRows) {
     const Index rows = std::min(kHeadChunkRows, N - r0);
     T* z = head_logits.data();

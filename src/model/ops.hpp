@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include <type_traits>
+#include <vector>
 
 #include "fast_math.hpp"
 #include "isa/kernels.hpp"
@@ -70,6 +71,15 @@ void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const
     Kokkos::parallel_for("rmsnorm_backward_dx", Range(0, rows), KOKKOS_LAMBDA(Index r) {
       rmsnorm_backward_dx_row(dx + r * dim, dout + r * dim, x + r * dim, w, rstd[r], dim);
     });
+  }
+  if constexpr (kHostFloat<T>) {
+    // Row by row into per-column partial sums: each column adds the same terms in the same order as the
+    // kernel below (the same bits), but memory is read in order instead of one strided column at a time.
+    std::vector<T> sum(std::size_t(dim), T(0));
+    for (Index r = 0; r < rows; ++r)
+      for (Index j = 0; j < dim; ++j) sum[std::size_t(j)] += dout[r * dim + j] * x[r * dim + j] * rstd[r];
+    for (Index j = 0; j < dim; ++j) dw[j] += sum[std::size_t(j)];
+    return;
   }
   Kokkos::parallel_for("rmsnorm_backward_dw", Range(0, dim), KOKKOS_LAMBDA(Index j) {
     T sum = 0;

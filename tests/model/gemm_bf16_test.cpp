@@ -17,6 +17,7 @@
 #include "llmtrain/core/error.hpp"
 #include "isa/gemm_bf16_kernel.hpp"
 #include "llmtrain/model/gemm.hpp"
+#include "reused_operand.hpp"
 
 namespace llmtrain::model {
 namespace {
@@ -59,8 +60,22 @@ std::vector<std::pair<const char*, Product>> products() {
          gemm<float>(ta ? Trans::Yes : Trans::No, tb ? Trans::Yes : Trans::No, m, n, k, alpha, a, lda, b, ldb, beta,
                      c, ldc, Precision::Bf16);
        }},
+      // The same under a ReusedOperandB: the first call packs op(B) into the kept copy, the second (whose C
+      // is checked) reads it.
+      {"gemm, B reused", [](bool ta, bool tb, long m, long n, long k, float alpha, const float* a, long lda,
+                            const float* b, long ldb, float beta, float* c, long ldc) {
+         const ReusedOperandB reuse(b);
+         std::vector<float> first(c, c + (m - 1) * ldc + n);
+         for (float* out : {first.data(), c})
+           gemm<float>(ta ? Trans::Yes : Trans::No, tb ? Trans::Yes : Trans::No, m, n, k, alpha, a, lda, b, ldb,
+                       beta, out, ldc, Precision::Bf16);
+       }},
       {"emulated", isa::gemm_bf16_emulated}};
-  if (bf16_supported()) out.emplace_back("avx512_bf16", isa::gemm_bf16_avx512);
+  if (bf16_supported())
+    out.emplace_back("avx512_bf16", [](bool ta, bool tb, long m, long n, long k, float alpha, const float* a,
+                                       long lda, const float* b, long ldb, float beta, float* c, long ldc) {
+      isa::gemm_bf16_avx512(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
   return out;
 }
 
@@ -192,6 +207,40 @@ TEST(GemmBf16, RowPanelsGiveTheSameBits) {
         EXPECT_NE(0, std::memcmp(whole.data(), c0.data(), whole.size() * sizeof(float)));
       }
     }
+}
+
+// While a ReusedOperandB is alive its matrix is packed once: products by it give the bits of unguarded ones
+// whatever their A, and on AVX512_BF16 CPUs a change to it is not seen (the kept copy is what is read, the
+// caller's promise); after the guard the next one packs afresh. One guard at a time.
+TEST(GemmBf16, ReusedOperandBPacksOnceAndIsForgottenAfterItsGuard) {
+  const long m = 300, n = 1100, k = 520;  // several column and k blocks: every packed block has its place
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> a(std::size_t(m * k)), a2(a.size()), b(std::size_t(n * k));
+  for (auto* x : {&a, &a2, &b})
+    for (auto& v : *x) v = normal(rng);
+  auto product = [&](const std::vector<float>& left) {
+    std::vector<float> c(std::size_t(m * n));
+    gemm<float>(Trans::No, Trans::Yes, m, n, k, 1.0f, left.data(), k, b.data(), k, 0.0f, c.data(), n,
+                Precision::Bf16);
+    return c;
+  };
+  const auto plain = product(a), plain2 = product(a2);
+  {
+    const ReusedOperandB reuse(b.data());
+    EXPECT_EQ(product(a), plain);
+    EXPECT_EQ(product(a2), plain2);
+    EXPECT_THROW(ReusedOperandB{b.data()}, Error);
+    b[7] += 1.0f;  // breaks the promise, to see which copy is read
+    const auto stale = product(a);
+    if (bf16_supported()) EXPECT_EQ(stale, plain) << "the kept packed copy was not read";
+    else EXPECT_NE(stale, plain) << "only the AVX512_BF16 kernel keeps a packed copy";
+  }
+  const auto changed = product(a);
+  EXPECT_NE(changed, plain);
+  const ReusedOperandB reuse(b.data());
+  EXPECT_EQ(product(a), changed) << "a new guard must pack the matrix afresh";
+  EXPECT_THROW(ReusedOperandB{nullptr}, Error);
 }
 
 TEST(GemmBf16, BadInput) {

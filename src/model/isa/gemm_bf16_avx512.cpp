@@ -112,6 +112,112 @@ void pack_k_contiguous(unsigned short* out, const float* x, long ld, long line0,
   }
 }
 
+// Slot s of the 48 that 8 pairs of 6 lines fill (pair s / 6, line s % 6) is element 8 * (line % 2) + pair of
+// the vector of lines 2 * (line / 2) and the next: vectors 0 and 1 are indexed 0..31 by a two-source permute,
+// vector 2 is merged in under a mask.
+struct SpreadSix {
+  alignas(64) int from01[48] = {};
+  alignas(64) int from2[48] = {};
+  unsigned short use2[3] = {};
+  constexpr SpreadSix() {
+    for (int slot = 0; slot < 48; ++slot) {
+      const int pair = slot / 6, line = slot % 6, element = 8 * (line % 2) + pair;
+      from01[slot] = (line / 2 == 1 ? 16 : 0) + element;
+      from2[slot] = element;
+      if (line / 2 == 2) use2[slot / 16] = static_cast<unsigned short>(use2[slot / 16] | (1u << (slot % 16)));
+    }
+  }
+};
+constexpr SpreadSix kSpreadSix{};
+
+// The same layout for one panel of kMR (6) k-contiguous lines (A's rows, `width` of them real), without
+// transposes: two lines' 16 floats each round into one vector (line 2j's 8 pairs, then line 2j+1's), and
+// three two-source permutes spread those three vectors over the 48 slots (8 pairs x 6 lines) they fill, stored
+// whole. A 16 x 16 transpose would carry 10 lines of padding for every 6.
+void pack_k_contiguous_6(unsigned short* out, const float* x, long ld, long line0, long width, long p0, long kc) {
+  static_assert(kMR == 6, "kSpreadSix spreads 6 lines");
+  const long pairs = (kc + 1) / 2;
+  unsigned* out32 = reinterpret_cast<unsigned*>(out);
+  __m512i idx01[3], idx2[3];
+  for (int v = 0; v < 3; ++v) {
+    idx01[v] = _mm512_load_si512(kSpreadSix.from01 + 16 * v);
+    idx2[v] = _mm512_load_si512(kSpreadSix.from2 + 16 * v);
+  }
+  for (long q0 = 0; q0 < pairs; q0 += 8) {
+    const long k = p0 + 2 * q0, left = kc - 2 * q0;
+    __m512i two[3];
+    for (long j = 0; j < 3; ++j) {
+      const float* even = x + (line0 + 2 * j) * ld + k;
+      const float* odd = even + ld;
+      two[j] = to_bf16(load(even, 2 * j < width ? left : 0), load(odd, 2 * j + 1 < width ? left : 0));
+    }
+    const long slots = 6 * (pairs - q0 < 8 ? pairs - q0 : 8);
+    for (int v = 0; v < 3; ++v) {
+      __m512i o = _mm512_permutex2var_epi32(two[0], idx01[v], two[1]);
+      o = _mm512_mask_permutexvar_epi32(o, __mmask16(kSpreadSix.use2[v]), idx2[v], two[2]);
+      const long n = slots - 16 * v;
+      if (n >= 16)
+        _mm512_storeu_si512(out32 + 6 * q0 + 16 * v, o);
+      else if (n > 0)
+        _mm512_mask_storeu_epi32(out32 + 6 * q0 + 16 * v, __mmask16((1u << n) - 1), o);
+    }
+  }
+}
+
+// The same layout for `count` k-strided lines (A's columns: line i is x[k * ld + line0 + i]) in panels of kMR
+// (6), 8 pairs of every panel at a time, with whole-vector stores: two masked loads put a pair's two k rows
+// (6 lines each) in one vector, one rounding takes two pairs, a word permute interleaves each line's pair, and
+// two-source permutes spread the four vectors of 8 pairs over the panel's 48 slots. (Storing lanes straight
+// into their panels takes several partial stores per vector, which ran about 1 element per cycle.)
+void pack_k_strided_6(unsigned short* out, const float* x, long ld, long line0, long count, long p0, long kc) {
+  static_assert(kMR == 6, "the permutes below spread 6 lines");
+  const long pairs = (kc + 1) / 2;
+  unsigned* out32 = reinterpret_cast<unsigned*>(out);
+  // Words of to_bf16(pairs q, q + 1): q's k row in 0..7, its k + 1 row in 8..15, q + 1's in 16..31; line d of
+  // pair q (+1) becomes dword d (8 + d).
+  alignas(64) short interleave[32];
+  for (int d = 0; d < 8; ++d) {
+    interleave[2 * d] = short(d), interleave[2 * d + 1] = short(8 + d);
+    interleave[16 + 2 * d] = short(16 + d), interleave[17 + 2 * d] = short(24 + d);
+  }
+  // Slot s of the 48 (pair s / 6, line s % 6) from the vector of pairs 2j, 2j + 1: output vector v takes
+  // vectors v and v + 1.
+  alignas(64) int spread[48];
+  for (int slot = 0; slot < 48; ++slot) {
+    const int q = slot / 6, line = slot % 6;
+    spread[slot] = (q / 2 == slot / 16 ? 0 : 16) + 8 * (q % 2) + line;
+  }
+  const __m512i words = _mm512_load_si512(interleave);
+  const __m512i spread_v[3] = {_mm512_load_si512(spread), _mm512_load_si512(spread + 16),
+                               _mm512_load_si512(spread + 32)};
+  for (long q0 = 0; q0 < pairs; q0 += 8) {
+    const long slots = 6 * (pairs - q0 < 8 ? pairs - q0 : 8);
+    for (long i = 0; i < count; i += kMR) {
+      const __mmask16 low = __mmask16((1u << (count - i < kMR ? count - i : kMR)) - 1);
+      __m512i two[4];
+      for (int j = 0; j < 4; ++j) {
+        __m512 rows[2];
+        for (int h = 0; h < 2; ++h) {
+          const long k = 2 * (q0 + 2 * j + h);  // the pair's first k row, relative to p0
+          const float* row = x + (p0 + k) * ld + line0 + i;
+          const __mmask16 first = k < kc ? low : 0, second = k + 1 < kc ? __mmask16(low << 8) : 0;
+          rows[h] = _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(first, row), second, row + ld - 8);
+        }
+        two[j] = _mm512_permutexvar_epi16(words, to_bf16(rows[0], rows[1]));
+      }
+      unsigned* panel = out32 + i * pairs + 6 * q0;
+      for (int v = 0; v < 3; ++v) {
+        const __m512i o = _mm512_permutex2var_epi32(two[v], spread_v[v], two[v + 1]);
+        const long n = slots - 16 * v;
+        if (n >= 16)
+          _mm512_storeu_si512(panel + 16 * v, o);
+        else if (n > 0)
+          _mm512_mask_storeu_epi32(panel + 16 * v, __mmask16((1u << n) - 1), o);
+      }
+    }
+  }
+}
+
 // The same layout for `count` lines whose k is strided (line i is x[k * ld + line0 + i]), any number of
 // panels in one pass: two k rows side by side are interleaved into pairs, 32 lines at a time, and
 // store_lanes puts each line in its panel.
@@ -141,17 +247,18 @@ void pack_k_strided(unsigned short* out, const float* x, long ld, long line0, lo
 }
 
 // op(X)'s lines [line0, line0 + count) over k in [p0, p0 + kc) -> panels of `panel` lines, each pairs * panel
-// 32-bit slots long. Narrow k-strided panels (A's 6 rows) are packed all in one pass, which fills whole
-// vectors (panel by panel, 26 of every 32 lanes would be wasted): dW products gain about 10 %. Wide ones
-// (B's 64 columns) panel by panel, which measured faster for them.
+// 32-bit slots long. A's 6-line panels go through the permute packers above (a 16 x 16 transpose or 16-lane
+// stores would mostly carry padding); B's 64-line panels one at a time, so that a pass writes one panel.
 template <long panel>
 void pack(unsigned short* out, const float* x, long ld, bool k_contiguous, long line0, long count, long p0,
           long kc) {
   const long pairs = (kc + 1) / 2;
-  if (!k_contiguous && panel < 32) return pack_k_strided<panel>(out, x, ld, line0, count, p0, kc);
+  if (!k_contiguous && panel == kMR) return pack_k_strided_6(out, x, ld, line0, count, p0, kc);
   for (long i = 0; i < count; i += panel) {  // one panel at a time: the writes of a pass stay in one panel
     const long width = count - i < panel ? count - i : panel;
-    if (k_contiguous)
+    if (k_contiguous && panel == kMR)
+      pack_k_contiguous_6(out + i * pairs * 2, x, ld, line0 + i, width, p0, kc);
+    else if (k_contiguous)
       pack_k_contiguous(out + i * pairs * 2, x, ld, line0 + i, width, panel, p0, kc);
     else
       pack_k_strided<panel>(out + i * pairs * 2, x, ld, line0 + i, width, p0, kc);
@@ -219,8 +326,10 @@ void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, 
 
 }  // namespace
 
+long gemm_bf16_packed_b_size(long n, long k) { return (n + kNR - 1) / kNR * kNR * (k + k % 2); }
+
 void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
-                      const float* b, long ldb, float beta, float* c, long ldc) {
+                      const float* b, long ldb, float beta, float* c, long ldc, PackedB* reuse) {
   if (k == 0 || alpha == 0.0f) {  // C = beta * C (not read when beta is 0)
     for (long i = 0; i < m; ++i)
       for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
@@ -234,18 +343,23 @@ void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float 
     const long nc = n - j0 < kNC ? n - j0 : kNC;
     for (long p0 = 0; p0 < k; p0 += kKC) {
       const long kc = k - p0 < kKC ? k - p0 : kKC, pairs = (kc + 1) / 2;
-      pack_b(packed_b, op_b, p0, kc, j0, nc);
+      // With `reuse`, block (j0, p0) lies after the j0 columns before it (each k + k % 2 values long, in
+      // pairs) and the p0 rows before it in its own column block (nc rounded up to whole panels).
+      unsigned short* block =
+          reuse ? reuse->data + j0 * (k + k % 2) + (nc + kNR - 1) / kNR * kNR * p0 : packed_b;
+      if (!reuse || !reuse->filled) pack_b(block, op_b, p0, kc, j0, nc);
       for (long i0 = 0; i0 < m; i0 += kMC) {
         const long mc = m - i0 < kMC ? m - i0 : kMC;
         pack_a(packed_a, op_a, i0, mc, p0, kc);
         for (long jp = 0; jp < nc; jp += kNR)
           for (long ip = 0; ip < mc; ip += kMR)
-            micro_kernel(pairs, packed_a + ip * pairs * 2, packed_b + jp * pairs * 2, alpha, beta, p0 == 0,
+            micro_kernel(pairs, packed_a + ip * pairs * 2, block + jp * pairs * 2, alpha, beta, p0 == 0,
                          c + (i0 + ip) * ldc + j0 + jp, ldc, mc - ip < kMR ? mc - ip : kMR,
                          nc - jp < kNR ? nc - jp : kNR);
       }
     }
   }
+  if (reuse) reuse->filled = true;
 }
 
 }  // namespace llmtrain::model::isa

@@ -5,9 +5,18 @@
 
 namespace llmtrain::model::isa {
 
+// The whole of one op(B) packed for the kernel, kept by a caller that multiplies by it several times
+// (gemm_host.cpp's ReusedOperandB): `data` holds gemm_bf16_packed_b_size(n, k) values. A product given it
+// unfilled packs op(B) into it and marks it filled; given it filled, reads op(B) from it alone.
+struct PackedB {  // an aggregate: no inline constructor for the AVX-512 object to define
+  unsigned short* data;
+  bool filled;
+};
+long gemm_bf16_packed_b_size(long n, long k);
+
 // C[m x n] = alpha * bf16(op(A)) * bf16(op(B)) + beta * C, row-major, fp32 accumulation.
 void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
-                      const float* b, long ldb, float beta, float* c, long ldc);
+                      const float* b, long ldb, float beta, float* c, long ldc, PackedB* reuse = nullptr);
 
 // The same product on any CPU: operands rounded to bf16 values held in fp32, then sgemm (exact products).
 void gemm_bf16_emulated(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
