@@ -66,7 +66,7 @@ void expect_equal(const std::vector<T>& got, const std::vector<T>& want, const s
 }
 
 // Each case runs on every group, with MPI's int chunking off (one MPI call per operation) and with chunks of
-// 5 elements (several MPI requests per Request, and the per-root paths of all_gather / reduce_scatter).
+// 5 elements (several MPI requests per Request, the per-root path of all_gather, the ring reduce-scatter in pieces).
 struct Case {
   std::size_t max_chunk;
   std::vector<std::size_t> counts;
