@@ -1,7 +1,8 @@
 """Loads `llmtrain-ckpt export` output with transformers (LlamaForCausalLM from the exported config.json and
 model.safetensors) and compares its logits with llmtrain's own forward pass on the same tokens (the
 .logits file written by `ckpt_job_probe logits`). Usage: hf_export_check.py EXPORT_DIR LOGITS_FILE [TOLERANCE].
-Exit 77 (ctest: skipped) when torch or transformers is not installed: reference tools, not dependencies."""
+Exits 77 when torch or transformers is not installed (reference tools, not dependencies; ctest registers
+this check only where they are)."""
 import struct
 import sys
 
