@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bpe_merge.hpp"
+#include "char_symbols.hpp"
 #include "hash_tables.hpp"
 
 namespace llmtrain::tokenizer {
@@ -36,6 +37,7 @@ struct EncodeScratch {
   std::vector<TokenId> cache_ids;
   std::vector<TokenId> word;
   MergeScratch merge;
+  CharSymbols::Memo chars;
   std::string text;            // normalized text of the current segment
 };
 
@@ -54,8 +56,10 @@ class BpeModel {
   std::optional<TokenId> token_to_id(std::string_view token) const;
 
  private:
-  void encode_uncached(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+  void encode_uncached(std::string_view piece, std::uint64_t hash, EncodeScratch& scratch,
+                       std::vector<TokenId>& out) const;
   void initial_symbols(std::string_view piece, std::vector<TokenId>& word) const;
+  void byte_level_symbols(std::string_view piece, EncodeScratch& scratch) const;
   std::optional<TokenId> unit_id(std::string_view unit) const;
 
   BpeOptions options_;
@@ -67,10 +71,13 @@ class BpeModel {
   std::array<TokenId, 256> fallback_ids_; // id of "<0xXX>", -1 if missing
   bool all_bytes_known_ = false;          // byte-level and every byte has an id: a piece's symbols are its bytes
   BoundaryFilter boundary_filter_;         // used when all_bytes_known_
+  CharSymbols char_symbols_;               // used when all_bytes_known_
   // ignore_merges: the longest vocabulary token (input space, capped at 255 bytes) starting with each pair of
   // bytes; a longer piece cannot be a token, which spares the vocabulary lookup (a cache miss) for most
-  // pieces of unspaced scripts.
+  // pieces of unspaced scripts; of the shorter ones, most that are not tokens are ruled out by a Bloom filter
+  // of the vocabulary (hash_bytes of each token).
   std::vector<std::uint8_t> max_token_len_;
+  BloomFilter vocab_filter_;
   std::optional<TokenId> unk_id_;
   // SentencePiece-style files: no merge builds a token with U+2581 after another character, so a piece can
   // be split before each U+2581 (that follows a non-U+2581) without changing the result; the parts are cached.

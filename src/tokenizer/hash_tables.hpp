@@ -36,6 +36,33 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
   return mix64(h ^ w);
 }
 
+// A Bloom filter of 64-bit keys (or hashes of longer ones): three bits of one 64-bit word per key, so a query
+// touches one cache line; the bits come from a mix of the key independent of a hash table's own index.
+class BloomFilter {
+ public:
+  // About `bits_per_key` bits for each of n keys (rounded up to a power of two words).
+  void reset(std::size_t n, std::size_t bits_per_key) {
+    std::size_t words = 1;
+    while (words * 64 < n * bits_per_key) words *= 2;
+    words_.assign(words, 0);
+  }
+  void add(std::uint64_t h) { words_[word(h)] |= bits(h); }
+  // False: the key was never added.
+  bool may_contain(std::uint64_t h) const {
+    const std::uint64_t b = bits(h);
+    return (words_[word(h)] & b) == b;
+  }
+
+ private:
+  static std::uint64_t rehash(std::uint64_t h) { return mix64(h ^ 0x2545F4914F6CDD1Dull); }
+  std::size_t word(std::uint64_t h) const { return rehash(h) & (words_.size() - 1); }
+  static std::uint64_t bits(std::uint64_t h) {
+    const std::uint64_t g = rehash(h);
+    return (1ull << (g >> 58)) | (1ull << ((g >> 52) & 63)) | (1ull << ((g >> 46) & 63));
+  }
+  std::vector<std::uint64_t> words_;
+};
+
 // (left id, right id) -> (rank, merged id); rank kNoRank if the pair has no merge. Later inserts of the same
 // pair overwrite earlier ones. Encoding a new piece looks up about two pairs per byte, and in a large
 // vocabulary's table (16 MB for Llama-3) each lookup is a cache miss, so three things come first:
@@ -62,9 +89,7 @@ class MergeTable {
     while (cap < 2 * n) cap *= 2;
     slots_.assign(cap, Slot{kEmpty, {kNoRank, 0}});
     mask_ = cap - 1;
-    std::size_t words = 1;
-    while (words * 16 < n) words *= 2;
-    filter_.assign(words, 0);
+    filter_.reset(n, 4);
     small_.assign(kSmall * kSmall, Merge{kNoRank, 0});
   }
   // Needs reserve() first.
@@ -77,7 +102,7 @@ class MergeTable {
     std::size_t i = mix64(key) & mask_;
     while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask_;
     slots_[i] = Slot{key, m};
-    filter_[filter_word(key)] |= filter_bits(key);
+    filter_.add(key);
   }
   Merge find(std::int32_t a, std::int32_t b) const {
     if (small(a, b)) return find_small(a, b);
@@ -90,8 +115,7 @@ class MergeTable {
   // For pairs that are not small(): key = pack(a, b), h = mix64(key).
   Merge find_large(std::uint64_t key, std::uint64_t h) const {
     if (slots_.empty()) return Merge{kNoRank, 0};
-    const std::uint64_t bits = filter_bits(key);
-    if ((filter_[filter_word(key)] & bits) != bits) return Merge{kNoRank, 0};
+    if (!filter_.may_contain(key)) return Merge{kNoRank, 0};
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       if (slots_[i].key == key || slots_[i].key == kEmpty) return slots_[i].merge;
     }
@@ -104,15 +128,8 @@ class MergeTable {
     std::uint64_t key;
     Merge merge;  // {kNoRank, 0} in empty slots
   };
-  // Three bits of one 64-bit word, from a hash independent of the table's.
-  static std::uint64_t filter_hash(std::uint64_t key) { return mix64(key ^ 0x2545F4914F6CDD1Dull); }
-  std::size_t filter_word(std::uint64_t key) const { return filter_hash(key) & (filter_.size() - 1); }
-  static std::uint64_t filter_bits(std::uint64_t key) {
-    const std::uint64_t g = filter_hash(key);
-    return (1ull << (g >> 58)) | (1ull << ((g >> 52) & 63)) | (1ull << ((g >> 46) & 63));
-  }
   std::vector<Slot> slots_;
-  std::vector<std::uint64_t> filter_;
+  BloomFilter filter_;
   std::vector<Merge> small_;
   std::size_t mask_ = 0;
 };
