@@ -125,6 +125,17 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     }
     inner_metaspace = inner_metaspace || builds_inner_metaspace(merged);
   }
+  if (all_bytes_known_) {
+    std::vector<bool> is_character(id_to_token_.size(), false);
+    for (const auto& [token, id] : vocab) {
+      const std::optional<std::string> bytes = byte_level_bytes(token);
+      is_character[static_cast<std::size_t>(id)] =
+          bytes && bytes->size() >= 2 && static_cast<unsigned char>((*bytes)[0]) >= 0xC0 &&
+          static_cast<std::size_t>(unicode::sequence_length(static_cast<unsigned char>((*bytes)[0]))) == bytes->size() &&
+          unicode::first_invalid(*bytes) == bytes->size();
+    }
+    merges_.index_characters(is_character);
+  }
   split_before_metaspace_ = !options.byte_level && !options.ignore_merges && !inner_metaspace &&
                             file_vocab_.find(kMetaspace) != nullptr;
 }

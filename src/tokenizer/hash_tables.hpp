@@ -70,7 +70,11 @@ class BloomFilter {
 //    from a dense 256x256 array, of which one script touches a few KB;
 //  - most other lookups are for pairs WITHOUT a merge (a character and the next one's first byte): a Bloom
 //    filter of 4-8 bits per merge answers most of them from a few hundred KB;
-//  - the table itself keeps key and value in one 16-byte slot, so a lookup touches one cache line.
+//  - the table itself keeps key and value in one 16-byte slot, so a lookup touches one cache line;
+//  - in text without spaces (CJK, Thai) most lookups are of two whole characters (char_symbols.hpp), nearly
+//    all without a merge, and the memo and the filter above (256 KB each) miss the L1 and L2 caches for them;
+//    merges of two single-character tokens are few (4,712 of Llama-3's 280,147), so a filter of their own
+//    (16 bits each, 9 KB) answers those lookups.
 class MergeTable {
  public:
   struct Merge {
@@ -112,6 +116,23 @@ class MergeTable {
   Merge find_small(std::int32_t a, std::int32_t b) const {
     return small_.empty() ? Merge{kNoRank, 0} : small_[std::size_t(a) * kSmall + std::size_t(b)];
   }
+  // After the inserts: which ids are tokens of one whole character (byte-level models; others need not call
+  // this). Builds the filter of the merges of two such tokens.
+  void index_characters(const std::vector<bool>& is_character) {
+    characters_.assign((is_character.size() + 63) / 64, 0);
+    for (std::size_t id = 0; id < is_character.size(); ++id)
+      if (is_character[id]) characters_[id / 64] |= std::uint64_t{1} << (id % 64);
+    std::vector<std::uint64_t> keys;
+    for (const Slot& slot : slots_)
+      if (slot.key != kEmpty && character(std::int32_t(slot.key >> 32)) && character(std::int32_t(slot.key)))
+        keys.push_back(slot.key);
+    character_filter_.reset(keys.size(), 16);
+    for (std::uint64_t key : keys) character_filter_.add(key);
+  }
+  // True if (a, b) = key is a pair of single-character tokens that certainly has no merge.
+  bool characters_without_merge(std::int32_t a, std::int32_t b, std::uint64_t key) const {
+    return character(a) && character(b) && !character_filter_.may_contain(key);
+  }
   // For pairs that are not small(): key = pack(a, b), h = mix64(key).
   Merge find_large(std::uint64_t key, std::uint64_t h) const {
     if (slots_.empty()) return Merge{kNoRank, 0};
@@ -129,7 +150,13 @@ class MergeTable {
     Merge merge;  // {kNoRank, 0} in empty slots
   };
   std::vector<Slot> slots_;
+  bool character(std::int32_t id) const {
+    const auto i = std::uint32_t(id);
+    return i / 64 < characters_.size() && ((characters_[i / 64] >> (i % 64)) & 1);
+  }
   BloomFilter filter_;
+  std::vector<std::uint64_t> characters_;  // bit set over ids
+  BloomFilter character_filter_;
   std::vector<Merge> small_;
   std::size_t mask_ = 0;
 };
@@ -143,6 +170,7 @@ class PairMemo {
     if (MergeTable::small(a, b)) return table.find_small(a, b);
     if (entries_.empty()) entries_.assign(kSize, Entry{kEmpty, {MergeTable::kNoRank, 0}});
     const std::uint64_t key = MergeTable::pack(a, b);
+    if (table.characters_without_merge(a, b, key)) return MergeTable::Merge{MergeTable::kNoRank, 0};
     const std::uint64_t h = mix64(key);
     Entry& e = entries_[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at least at first
     if (e.key != key) e = Entry{key, table.find_large(key, h)};
