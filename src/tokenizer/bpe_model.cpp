@@ -146,9 +146,21 @@ std::optional<TokenId> BpeModel::token_to_id(std::string_view token) const {
   return static_cast<TokenId>(*id);
 }
 
-void BpeModel::encode_piece(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
-  auto cached = [&](std::string_view part) {
-    const std::uint64_t h = hash_bytes(part.data(), part.size());
+std::uint64_t BpeModel::prefetch(std::string_view piece, const EncodeScratch& s) const {
+  if (split_before_metaspace_) return 0;  // the parts are hashed and looked up one by one
+  const std::uint64_t h = hash_bytes(piece.data(), piece.size());
+  if (piece.size() <= kMaxCachedPiece) s.cache.prefetch(h);
+  if (options_.ignore_merges) {
+    vocab_filter_.prefetch(h);
+    vocab_.prefetch(h);
+  }
+  return h;
+}
+
+// `hash`: prefetch()'s result for the piece.
+void BpeModel::encode_piece(std::string_view piece, std::uint64_t hash, EncodeScratch& s,
+                            std::vector<TokenId>& out) const {
+  auto cached = [&](std::string_view part, std::uint64_t h) {
     if (part.size() > kMaxCachedPiece) {
       encode_uncached(part, h, s, out);
       return;
@@ -168,16 +180,18 @@ void BpeModel::encode_piece(std::string_view piece, EncodeScratch& s, std::vecto
     s.cache_ids.insert(s.cache_ids.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
   };
   if (!split_before_metaspace_) {
-    cached(piece);
+    cached(piece, hash);
     return;
   }
   std::size_t start = 0;
   for (std::size_t p = piece.find(kMetaspace, 1); p != std::string_view::npos; p = piece.find(kMetaspace, p + 1)) {
     if (p >= 3 && piece.substr(p - 3, 3) == kMetaspace) continue;
-    cached(piece.substr(start, p - start));
+    const std::string_view part = piece.substr(start, p - start);
+    cached(part, hash_bytes(part.data(), part.size()));
     start = p;
   }
-  cached(piece.substr(start));
+  const std::string_view last = piece.substr(start);
+  cached(last, hash_bytes(last.data(), last.size()));
 }
 
 void BpeModel::encode_uncached(std::string_view piece, std::uint64_t hash, EncodeScratch& s,

@@ -50,7 +50,15 @@ class BpeModel {
            const std::string& where);
 
   // Appends the ids of one pre-tokenized piece.
-  void encode_piece(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+  void encode_piece(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const {
+    encode_piece(piece, prefetch(piece, scratch), scratch, out);
+  }
+  // The same in two steps: prefetch() hashes the piece and starts loading what its encode will read from
+  // tables much larger than the caches (its pre-token cache slot, the vocabulary's filter word and slot), so
+  // a caller that prefetches the next piece before encoding the current one overlaps those misses with work.
+  std::uint64_t prefetch(std::string_view piece, const EncodeScratch& scratch) const;
+  void encode_piece(std::string_view piece, std::uint64_t hash, EncodeScratch& scratch,
+                    std::vector<TokenId>& out) const;
 
   const std::vector<std::string>& id_to_token() const { return id_to_token_; }
   std::optional<TokenId> token_to_id(std::string_view token) const;

@@ -52,6 +52,9 @@ class BloomFilter {
     const std::uint64_t b = bits(h);
     return (words_[word(h)] & b) == b;
   }
+  void prefetch(std::uint64_t h) const {
+    if (!words_.empty()) __builtin_prefetch(&words_[word(h)]);
+  }
 
  private:
   static std::uint64_t rehash(std::uint64_t h) { return mix64(h ^ 0x2545F4914F6CDD1Dull); }
@@ -201,6 +204,10 @@ class StringMap {
         return &s.value;
       i = (i + 1) & mask_;
     }
+  }
+  // Starts loading the first slot find(key, h) will read.
+  void prefetch(std::uint64_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_]);
   }
   // Inserts or overwrites.
   void insert(std::string_view key, std::uint64_t value) { insert(key, hash_bytes(key.data(), key.size()), value); }

@@ -4,6 +4,7 @@
 #include "llmtrain/tokenizer/tokenizer.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "llmtrain/core/error.hpp"
 #include "tokenizer_impl.hpp"
@@ -27,20 +28,47 @@ EncodeScratch& thread_scratch(std::uint64_t serial) {
   return *kept[0].second;
 }
 
+// Encodes each piece one piece late: the next piece is prefetched (BpeModel::prefetch) before the current one
+// is encoded, so the cache misses of its table lookups overlap with that work. Only pieces inside `text` are
+// held back (a pre-tokenizer may pass views of its own buffers, valid during the call only); finish() encodes
+// the last one.
 struct ModelSink final : PieceSink {
   const BpeModel& model;
   EncodeScratch& scratch;
   std::vector<TokenId>& out;
-  ModelSink(const BpeModel& m, EncodeScratch& s, std::vector<TokenId>& o) : model(m), scratch(s), out(o) {}
-  void operator()(std::string_view piece, bool /*is_first*/) override { model.encode_piece(piece, scratch, out); }
+  std::string_view text;
+  std::string_view pending;
+  std::uint64_t pending_hash = 0;
+  bool has_pending = false;
+  ModelSink(const BpeModel& m, EncodeScratch& s, std::vector<TokenId>& o, std::string_view t)
+      : model(m), scratch(s), out(o), text(t) {}
+  void operator()(std::string_view piece, bool /*is_first*/) override {
+    const auto begin = reinterpret_cast<std::uintptr_t>(text.data()), at = reinterpret_cast<std::uintptr_t>(piece.data());
+    const bool inside = at >= begin && at + piece.size() <= begin + text.size();
+    if (!inside) {
+      finish();
+      model.encode_piece(piece, scratch, out);
+      return;
+    }
+    const std::uint64_t hash = model.prefetch(piece, scratch);
+    finish();
+    pending = piece;
+    pending_hash = hash;
+    has_pending = true;
+  }
+  void finish() {
+    if (has_pending) model.encode_piece(pending, pending_hash, scratch, out);
+    has_pending = false;
+  }
 };
 
 // Pre-tokenizes and encodes one stretch of (normalized) text free of added tokens.
 void encode_pieces(const Tokenizer::Impl& impl, std::string_view text, bool is_first, EncodeScratch& s,
                    std::vector<TokenId>& out) {
-  ModelSink sink(*impl.model, s, out);
+  ModelSink sink(*impl.model, s, out, text);
   if (impl.pre_tokenizer) impl.pre_tokenizer->split(text, is_first, sink);
   else if (!text.empty()) sink(text, is_first);
+  sink.finish();
 }
 
 }  // namespace
