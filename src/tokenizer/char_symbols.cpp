@@ -20,12 +20,8 @@ void CharSymbols::add_merge(TokenId left, TokenId right, std::uint32_t rank, std
   before = std::min(before, rank);
 }
 
-const CharSymbols::Memo::Entry& CharSymbols::chunk(const char* bytes, int len, const MergeTable& merges,
-                                                   const std::array<TokenId, 256>& byte_ids, Memo& memo) const {
-  std::uint32_t key = 0;
-  for (int i = 0; i < len; ++i) key |= std::uint32_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
-  Memo::Entry& e = memo.slot(key);
-  if (e.key == key) return e;
+void CharSymbols::fill(Memo::Entry& e, std::uint32_t key, const char* bytes, int len, const MergeTable& merges,
+                       const std::array<TokenId, 256>& byte_ids) const {
   e = Memo::Entry{};
   e.key = key;
   // The chunk alone, merged as bpe_merge does: lowest rank first, leftmost on ties.
@@ -55,7 +51,7 @@ const CharSymbols::Memo::Entry& CharSymbols::chunk(const char* bytes, int len, c
     left_edges[steps] = sym[0];
     right_edges[steps] = sym[n - 1];
   }
-  if (steps == 0) return e;  // nothing to save: the bytes are the result
+  if (steps == 0) return;  // nothing to save: the bytes are the result
   e.count = static_cast<std::uint8_t>(n);
   for (int i = 0; i < n; ++i) {
     e.ids[i] = sym[i];
@@ -71,7 +67,6 @@ const CharSymbols::Memo::Entry& CharSymbols::chunk(const char* bytes, int len, c
     e.left_ok |= static_cast<std::uint8_t>(left << k);
     e.right_ok |= static_cast<std::uint8_t>(right << k);
   }
-  return e;
 }
 
 }  // namespace llmtrain::tokenizer

@@ -72,9 +72,18 @@ class CharSymbols {
   // The memo entry of the chunk bytes[0, len), 2 <= len <= 4, computed on first use. byte_ids: each byte's
   // symbol.
   const Memo::Entry& chunk(const char* bytes, int len, const MergeTable& merges,
-                           const std::array<TokenId, 256>& byte_ids, Memo& memo) const;
+                           const std::array<TokenId, 256>& byte_ids, Memo& memo) const {
+    std::uint32_t key = 0;
+    for (int i = 0; i < len; ++i) key |= std::uint32_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+    Memo::Entry& e = memo.slot(key);
+    if (e.key != key) fill(e, key, bytes, len, merges, byte_ids);
+    return e;
+  }
 
  private:
+  void fill(Memo::Entry& e, std::uint32_t key, const char* bytes, int len, const MergeTable& merges,
+            const std::array<TokenId, 256>& byte_ids) const;
+
   // [kind - 1][id]: lowest rank of the merges with the token as right operand and a left operand ending in a
   // byte of that kind (after_), or as left operand with a right one starting with such a byte (before_).
   std::array<std::vector<std::uint32_t>, kKinds - 1> after_, before_;

@@ -4,6 +4,7 @@
 #include "llmtrain/tokenizer/tokenizer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "llmtrain/core/error.hpp"
@@ -28,37 +29,38 @@ EncodeScratch& thread_scratch(std::uint64_t serial) {
   return *kept[0].second;
 }
 
-// Encodes each piece one piece late: the next piece is prefetched (BpeModel::prefetch) before the current one
-// is encoded, so the cache misses of its table lookups overlap with that work. Only pieces inside `text` are
-// held back (a pre-tokenizer may pass views of its own buffers, valid during the call only); finish() encodes
-// the last one.
+// Encodes pieces a few pieces late: each piece is prefetched (BpeModel::prefetch) when it arrives and encoded
+// kLag pieces later, so the cache misses of its table lookups overlap with the work on the pieces before it.
+// Only pieces inside `text` are held back (a pre-tokenizer may pass views of its own buffers, valid during the
+// call only); finish() encodes the rest.
 struct ModelSink final : PieceSink {
+  static constexpr std::size_t kLag = 4;
   const BpeModel& model;
   EncodeScratch& scratch;
   std::vector<TokenId>& out;
   std::string_view text;
-  std::string_view pending;
-  std::uint64_t pending_hash = 0;
-  bool has_pending = false;
+  std::array<std::pair<std::string_view, std::uint64_t>, kLag> pending;  // a ring, oldest at `first`
+  std::size_t first = 0, count = 0;
   ModelSink(const BpeModel& m, EncodeScratch& s, std::vector<TokenId>& o, std::string_view t)
       : model(m), scratch(s), out(o), text(t) {}
   void operator()(std::string_view piece, bool /*is_first*/) override {
     const auto begin = reinterpret_cast<std::uintptr_t>(text.data()), at = reinterpret_cast<std::uintptr_t>(piece.data());
-    const bool inside = at >= begin && at + piece.size() <= begin + text.size();
-    if (!inside) {
+    if (at < begin || at + piece.size() > begin + text.size()) {
       finish();
       model.encode_piece(piece, scratch, out);
       return;
     }
     const std::uint64_t hash = model.prefetch(piece, scratch);
-    finish();
-    pending = piece;
-    pending_hash = hash;
-    has_pending = true;
+    if (count == kLag) encode_oldest();
+    pending[(first + count++) % kLag] = {piece, hash};
   }
   void finish() {
-    if (has_pending) model.encode_piece(pending, pending_hash, scratch, out);
-    has_pending = false;
+    while (count > 0) encode_oldest();
+  }
+  void encode_oldest() {
+    model.encode_piece(pending[first].first, pending[first].second, scratch, out);
+    first = (first + 1) % kLag;
+    --count;
   }
 };
 
