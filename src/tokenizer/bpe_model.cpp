@@ -126,6 +126,7 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     inner_metaspace = inner_metaspace || builds_inner_metaspace(merged);
   }
   if (all_bytes_known_) {
+    char_symbols_.finish();
     std::vector<bool> is_character(id_to_token_.size(), false);
     for (const auto& [token, id] : vocab) {
       const std::optional<std::string> bytes = byte_level_bytes(token);
@@ -232,7 +233,7 @@ void BpeModel::byte_level_symbols(std::string_view piece, EncodeScratch& s) cons
                                                               byte_ids_, s.chars);
       const int left = i == 0 ? 0 : CharSymbols::kind_of(p[i - 1]);
       const int right = i + len == n ? 0 : CharSymbols::kind_of(p[i + len]);
-      if (e.count > 0 && (e.left_ok >> left & 1) && (e.right_ok >> right & 1)) {
+      if (e.count > 0 && e.left.allows(left, i == 0 ? 0 : p[i - 1]) && e.right.allows(right, i + len == n ? 0 : p[i + len])) {
         std::size_t at = i;
         for (int k = 0; k < e.count; ++k) {
           s.word.push_back(e.ids[k]);

@@ -8,6 +8,22 @@ namespace llmtrain::tokenizer {
 void CharSymbols::reset(std::size_t n_ids) {
   for (auto* side : {&after_, &before_})
     for (std::vector<std::uint32_t>& v : *side) v.assign(n_ids, MergeTable::kNoRank);
+  into_ = out_of_ = Neighbours{};
+}
+
+void CharSymbols::finish() {
+  into_.finish(after_[0].size());
+  out_of_.finish(before_[0].size());
+}
+
+void CharSymbols::Neighbours::finish(std::size_t n_ids) {
+  begin.assign(n_ids + 1, 0);
+  for (const auto& [id, entry] : added) ++begin[static_cast<std::size_t>(id) + 1];
+  for (std::size_t i = 0; i < n_ids; ++i) begin[i + 1] += begin[i];
+  entries.resize(added.size());
+  std::vector<std::uint32_t> next(begin.begin(), begin.end() - 1);
+  for (const auto& [id, entry] : added) entries[next[static_cast<std::size_t>(id)]++] = entry;
+  added = {};
 }
 
 // Every merge in the file counts, also one overwritten by a later duplicate: a lower minimum only makes the
@@ -18,6 +34,38 @@ void CharSymbols::add_merge(TokenId left, TokenId right, std::uint32_t rank, std
   after = std::min(after, rank);
   std::uint32_t& before = before_[kind_of(static_cast<unsigned char>(right_bytes.front())) - 1][left];
   before = std::min(before, rank);
+  into_.added.emplace_back(right, std::uint64_t{rank} << 8 | static_cast<unsigned char>(left_bytes.back()));
+  out_of_.added.emplace_back(left, std::uint64_t{rank} << 8 | static_cast<unsigned char>(right_bytes.front()));
+}
+
+// One side of the claim for a chunk whose own merges rank <= max_rank, and whose edges on that side are
+// edges[0, n_edges): first per kind of neighbour byte; where a kind fails, byte by byte from the merges.
+CharSymbols::Memo::Side CharSymbols::side(const std::array<std::vector<std::uint32_t>, kKinds - 1>& min_rank,
+                                          const Neighbours& neighbours, const TokenId* edges, int n_edges,
+                                          std::uint32_t max_rank) {
+  Memo::Side side;
+  side.ok_kinds = 1;  // kind 0: no neighbour on that side
+  for (int k = 1; k < kKinds; ++k) {
+    bool ok = true;
+    for (int j = 0; j < n_edges; ++j) ok = ok && min_rank[k - 1][edges[j]] > max_rank;
+    side.ok_kinds |= static_cast<std::uint8_t>(ok << k);
+  }
+  if (side.ok_kinds == (1 << kKinds) - 1) return side;
+  std::array<bool, 256> bad{};
+  for (int j = 0; j < n_edges; ++j) {
+    const auto id = static_cast<std::size_t>(edges[j]);
+    for (std::uint32_t i = neighbours.begin[id]; i < neighbours.begin[id + 1]; ++i)
+      if ((neighbours.entries[i] >> 8) <= max_rank) bad[neighbours.entries[i] & 0xFF] = true;
+  }
+  for (int b = 0; b < 256; ++b) {
+    if (!bad[b]) continue;
+    if (side.n_bad == side.bad.size()) {
+      side.n_bad = Memo::Side::kMany;
+      break;
+    }
+    side.bad[side.n_bad++] = static_cast<std::uint8_t>(b);
+  }
+  return side;
 }
 
 void CharSymbols::fill(Memo::Entry& e, std::uint32_t key, const char* bytes, int len, const MergeTable& merges,
@@ -57,16 +105,8 @@ void CharSymbols::fill(Memo::Entry& e, std::uint32_t key, const char* bytes, int
     e.ids[i] = sym[i];
     e.lengths |= static_cast<std::uint8_t>((width[i] - 1) << (2 * i));
   }
-  e.left_ok = e.right_ok = 1;  // kind 0: no neighbour on that side
-  for (int k = 1; k < kKinds; ++k) {
-    bool left = true, right = true;
-    for (int j = 0; j <= steps; ++j) {
-      left = left && after_[k - 1][left_edges[j]] > max_rank;
-      right = right && before_[k - 1][right_edges[j]] > max_rank;
-    }
-    e.left_ok |= static_cast<std::uint8_t>(left << k);
-    e.right_ok |= static_cast<std::uint8_t>(right << k);
-  }
+  e.left = side(after_, into_, left_edges.data(), steps + 1, max_rank);
+  e.right = side(before_, out_of_, right_edges.data(), steps + 1, max_rank);
 }
 
 }  // namespace llmtrain::tokenizer

@@ -22,8 +22,11 @@
 // T's. When T stops every chunk has become its F (its inner merges stay available until then), the states
 // agree, and P stops too. The chunking need not be valid UTF-8 for this; it is only what makes it pay.
 //
-// The condition is evaluated once per distinct chunk and neighbour kind, from per-token minimum ranks made at
-// load, and memoised per thread.
+// The condition is evaluated once per distinct chunk, for every possible byte before and after it, and
+// memoised per thread: from per-token minimum ranks per kind of neighbour byte (ASCII, UTF-8 continuation,
+// other) made at load, and where a kind fails, from the token's merges themselves, to find the few bytes that
+// break it (e.g. katakana ア (E3 82 A2) after ー (E3 83 BC), whose token merges with E3 82 before ア's last
+// merge; after other kana it is safe).
 #pragma once
 
 #include <array>
@@ -45,13 +48,26 @@ class CharSymbols {
   // Per-thread memo of chunks (direct-mapped by the chunk's bytes).
   class Memo {
    public:
+    // For which neighbour bytes on one side the claim holds.
+    struct Side {
+      static constexpr std::uint8_t kMany = 4;
+      std::uint8_t ok_kinds = 0;  // bit k: for every byte of kind k (bit 0: no neighbour, always set)
+      std::uint8_t n_bad = 0;     // if <= 3: it fails exactly for the bytes bad[0, n_bad); kMany: for more
+      std::array<std::uint8_t, 3> bad{};
+      bool allows(int kind, unsigned char b) const {
+        if ((ok_kinds >> kind) & 1) return true;
+        if (n_bad == kMany) return false;
+        for (int i = 0; i < n_bad; ++i)
+          if (bad[i] == b) return false;
+        return true;
+      }
+    };
     struct Entry {
       std::uint32_t key = 0;  // the chunk's bytes, first in the low byte (0: empty; a chunk starts >= 0xC0)
       std::array<TokenId, 3> ids{};
-      std::uint8_t count = 0;     // symbols in F; 0: start from the bytes
-      std::uint8_t lengths = 0;   // byte length - 1 of F's symbols, two bits each
-      std::uint8_t left_ok = 0;   // bit k: the claim holds with a left neighbour of kind k
-      std::uint8_t right_ok = 0;
+      std::uint8_t count = 0;    // symbols in F; 0: start from the bytes
+      std::uint8_t lengths = 0;  // byte length - 1 of F's symbols, two bits each
+      Side left, right;
     };
     Entry& slot(std::uint32_t key) {
       if (entries_.empty()) entries_.resize(kSize);
@@ -64,10 +80,12 @@ class CharSymbols {
     std::vector<Entry> entries_;
   };
 
-  // For the model's load: ids below n_ids, then every merge (left, right, rank) with the operands' bytes.
+  // For the model's load: ids below n_ids, then every merge (left, right, rank) with the operands' bytes,
+  // then finish().
   void reset(std::size_t n_ids);
   void add_merge(TokenId left, TokenId right, std::uint32_t rank, std::string_view left_bytes,
                  std::string_view right_bytes);
+  void finish();
 
   // The memo entry of the chunk bytes[0, len), 2 <= len <= 4, computed on first use. byte_ids: each byte's
   // symbol.
@@ -81,12 +99,22 @@ class CharSymbols {
   }
 
  private:
+  // A token's merges on one side: (rank << 8 | the other operand's byte next to it), grouped by token.
+  struct Neighbours {
+    std::vector<std::pair<TokenId, std::uint64_t>> added;  // until finish()
+    std::vector<std::uint32_t> begin;                      // token id -> its first entry; one past the end last
+    std::vector<std::uint64_t> entries;
+    void finish(std::size_t n_ids);
+  };
   void fill(Memo::Entry& e, std::uint32_t key, const char* bytes, int len, const MergeTable& merges,
             const std::array<TokenId, 256>& byte_ids) const;
+  static Memo::Side side(const std::array<std::vector<std::uint32_t>, kKinds - 1>& min_rank,
+                         const Neighbours& neighbours, const TokenId* edges, int n_edges, std::uint32_t max_rank);
 
   // [kind - 1][id]: lowest rank of the merges with the token as right operand and a left operand ending in a
   // byte of that kind (after_), or as left operand with a right one starting with such a byte (before_).
   std::array<std::vector<std::uint32_t>, kKinds - 1> after_, before_;
+  Neighbours into_, out_of_;  // the same merges one by one: the byte before (into_) or after (out_of_)
 };
 
 }  // namespace llmtrain::tokenizer
