@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "huge_pages.hpp"
+
 namespace llmtrain::tokenizer {
 
 inline std::uint64_t mix64(std::uint64_t h) {
@@ -152,7 +154,7 @@ class MergeTable {
     std::uint64_t key;
     Merge merge;  // {kNoRank, 0} in empty slots
   };
-  std::vector<Slot> slots_;
+  HugeVector<Slot> slots_;
   bool character(std::int32_t id) const {
     const auto i = std::uint32_t(id);
     return i / 64 < characters_.size() && ((characters_[i / 64] >> (i % 64)) & 1);
@@ -242,7 +244,7 @@ class StringMap {
     std::uint64_t value;
   };
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
+    HugeVector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{0, 0, kEmptyLen, 0});
     mask_ = slots_.size() - 1;
     for (const Slot& s : old) {
@@ -252,7 +254,7 @@ class StringMap {
       slots_[i] = s;
     }
   }
-  std::vector<Slot> slots_;
+  HugeVector<Slot> slots_;
   std::string arena_;
   std::size_t size_ = 0;
   std::size_t mask_ = 0;
