@@ -24,6 +24,12 @@ void CharSymbols::Neighbours::finish(std::size_t n_ids) {
   std::vector<std::uint32_t> next(begin.begin(), begin.end() - 1);
   for (const auto& [id, entry] : added) entries[next[static_cast<std::size_t>(id)]++] = entry;
   added = {};
+  // In rank order within each token (already so when merges are added in rank order), so that side() can stop
+  // at the first merge that ranks above the chunk's own.
+  for (std::size_t i = 0; i < n_ids; ++i) {
+    const auto first = entries.begin() + begin[i], last = entries.begin() + begin[i + 1];
+    if (!std::is_sorted(first, last)) std::sort(first, last);
+  }
 }
 
 // Every merge in the file counts, also one overwritten by a later duplicate: a lower minimum only makes the
@@ -43,7 +49,7 @@ void CharSymbols::add_merge(TokenId left, TokenId right, std::uint32_t rank, std
 CharSymbols::Memo::Side CharSymbols::side(const std::array<std::vector<std::uint32_t>, kKinds - 1>& min_rank,
                                           const Neighbours& neighbours, const TokenId* edges, int n_edges,
                                           std::uint32_t max_rank) {
-  Memo::Side side;
+  Memo::Side side{};
   side.ok_kinds = 1;  // kind 0: no neighbour on that side
   for (int k = 1; k < kKinds; ++k) {
     bool ok = true;
@@ -51,19 +57,18 @@ CharSymbols::Memo::Side CharSymbols::side(const std::array<std::vector<std::uint
     side.ok_kinds |= static_cast<std::uint8_t>(ok << k);
   }
   if (side.ok_kinds == (1 << kKinds) - 1) return side;
-  std::array<bool, 256> bad{};
   for (int j = 0; j < n_edges; ++j) {
     const auto id = static_cast<std::size_t>(edges[j]);
-    for (std::uint32_t i = neighbours.begin[id]; i < neighbours.begin[id + 1]; ++i)
-      if ((neighbours.entries[i] >> 8) <= max_rank) bad[neighbours.entries[i] & 0xFF] = true;
-  }
-  for (int b = 0; b < 256; ++b) {
-    if (!bad[b]) continue;
-    if (side.n_bad == side.bad.size()) {
-      side.n_bad = Memo::Side::kMany;
-      break;
+    for (std::uint32_t i = neighbours.begin[id]; i < neighbours.begin[id + 1]; ++i) {
+      if ((neighbours.entries[i] >> 8) > max_rank) break;  // the rest rank higher still
+      const auto b = static_cast<std::uint8_t>(neighbours.entries[i] & 0xFF);
+      if (std::find(side.bad.begin(), side.bad.begin() + side.n_bad, b) != side.bad.begin() + side.n_bad) continue;
+      if (side.n_bad == side.bad.size()) {
+        side.n_bad = Memo::Side::kMany;
+        return side;
+      }
+      side.bad[side.n_bad++] = b;
     }
-    side.bad[side.n_bad++] = static_cast<std::uint8_t>(b);
   }
   return side;
 }

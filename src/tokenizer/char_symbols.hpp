@@ -49,11 +49,12 @@ class CharSymbols {
   class Memo {
    public:
     // For which neighbour bytes on one side the claim holds.
+    // All-zero is an empty entry (the memo is a ZeroedArray).
     struct Side {
       static constexpr std::uint8_t kMany = 4;
-      std::uint8_t ok_kinds = 0;  // bit k: for every byte of kind k (bit 0: no neighbour, always set)
-      std::uint8_t n_bad = 0;     // if <= 3: it fails exactly for the bytes bad[0, n_bad); kMany: for more
-      std::array<std::uint8_t, 3> bad{};
+      std::uint8_t ok_kinds;  // bit k: for every byte of kind k (bit 0: no neighbour, always set)
+      std::uint8_t n_bad;     // if <= 3: it fails exactly for the bytes bad[0, n_bad); kMany: for more
+      std::array<std::uint8_t, 3> bad;
       bool allows(int kind, unsigned char b) const {
         if ((ok_kinds >> kind) & 1) return true;
         if (n_bad == kMany) return false;
@@ -63,21 +64,25 @@ class CharSymbols {
       }
     };
     struct Entry {
-      std::uint32_t key = 0;  // the chunk's bytes, first in the low byte (0: empty; a chunk starts >= 0xC0)
-      std::array<TokenId, 3> ids{};
-      std::uint8_t count = 0;    // symbols in F; 0: start from the bytes
-      std::uint8_t lengths = 0;  // byte length - 1 of F's symbols, two bits each
+      std::uint32_t key;  // the chunk's bytes, first in the low byte (0: empty; a chunk starts >= 0xC0)
+      std::array<TokenId, 3> ids;
+      std::uint8_t count;    // symbols in F; 0: start from the bytes
+      std::uint8_t lengths;  // byte length - 1 of F's symbols, two bits each
       Side left, right;
     };
+    // Indexed by the chunk's code point, folded: a script's characters share a few pages of the memo.
     Entry& slot(std::uint32_t key) {
-      if (entries_.empty()) entries_.resize(kSize);
-      return entries_[(key * 0x9E3779B1u) >> (32 - kBits)];
+      const std::uint32_t b0 = key & 0xFF, b1 = (key >> 8) & 0x3F, b2 = (key >> 16) & 0x3F, b3 = key >> 24 & 0x3F;
+      const std::uint32_t cp = b0 < 0xE0 ? (b0 & 0x1F) << 6 | b1
+                               : b0 < 0xF0 ? (b0 & 0x0F) << 12 | b1 << 6 | b2
+                                           : (b0 & 0x07) << 18 | b1 << 12 | b2 << 6 | b3;
+      return entries_.get(kSize)[(cp ^ (cp >> kBits) ^ (cp >> (2 * kBits))) & (kSize - 1)];
     }
 
    private:
     static constexpr int kBits = 13;
     static constexpr std::size_t kSize = std::size_t{1} << kBits;
-    std::vector<Entry> entries_;
+    ZeroedArray<Entry> entries_;
   };
 
   // For the model's load: ids below n_ids, then every merge (left, right, rank) with the operands' bytes,

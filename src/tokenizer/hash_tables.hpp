@@ -6,7 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +40,27 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
   std::memcpy(&w, p, n);
   return mix64(h ^ w);
 }
+
+// A fixed-size array of a trivial type, zeroed, for large memos that a short input uses sparsely: the memory
+// comes from calloc, whose large blocks are fresh zero pages mapped on first touch, so an encode pays for the
+// pages it uses instead of for writing the whole array first.
+template <class T>
+class ZeroedArray {
+ public:
+  T* get(std::size_t n) {
+    if (!data_) {
+      data_.reset(static_cast<T*>(std::calloc(n, sizeof(T))));
+      if (!data_) throw std::bad_alloc();
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+};
 
 // A Bloom filter of 64-bit keys (or hashes of longer ones): three bits of one 64-bit word per key, so a query
 // touches one cache line; the bits come from a mix of the key independent of a hash table's own index.
@@ -173,23 +197,21 @@ class PairMemo {
  public:
   MergeTable::Merge find(const MergeTable& table, std::int32_t a, std::int32_t b) {
     if (MergeTable::small(a, b)) return table.find_small(a, b);
-    if (entries_.empty()) entries_.assign(kSize, Entry{kEmpty, {MergeTable::kNoRank, 0}});
     const std::uint64_t key = MergeTable::pack(a, b);
     if (table.characters_without_merge(a, b, key)) return MergeTable::Merge{MergeTable::kNoRank, 0};
     const std::uint64_t h = mix64(key);
-    Entry& e = entries_[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at least at first
-    if (e.key != key) e = Entry{key, table.find_large(key, h)};
+    Entry& e = entries_.get(kSize)[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at first
+    if (e.inverted_key != ~key) e = Entry{~key, table.find_large(key, h)};
     return e.merge;
   }
 
  private:
   static constexpr std::size_t kSize = 1 << 14;
-  static constexpr std::uint64_t kEmpty = ~0ull;  // pack(-1, -1): no pair of valid ids
   struct Entry {
-    std::uint64_t key;
+    std::uint64_t inverted_key;  // ~pack(a, b), so that the zeroed array holds pack(-1, -1): no valid pair
     MergeTable::Merge merge;
   };
-  std::vector<Entry> entries_;
+  ZeroedArray<Entry> entries_;
 };
 
 // byte string -> 64-bit value; keys are copied into one arena. Grows by doubling; clear() keeps capacity.
