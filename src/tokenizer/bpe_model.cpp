@@ -151,10 +151,7 @@ std::uint64_t BpeModel::prefetch(std::string_view piece, const EncodeScratch& s)
   if (split_before_metaspace_) return 0;  // the parts are hashed and looked up one by one
   const std::uint64_t h = hash_bytes(piece.data(), piece.size());
   if (piece.size() <= kMaxCachedPiece) s.cache.prefetch(h);
-  if (options_.ignore_merges) {
-    vocab_filter_.prefetch(h);
-    vocab_.prefetch(h);
-  }
+  if (options_.ignore_merges) vocab_filter_.prefetch(h);
   return h;
 }
 

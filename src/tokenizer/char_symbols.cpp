@@ -6,14 +6,16 @@
 namespace llmtrain::tokenizer {
 
 void CharSymbols::reset(std::size_t n_ids) {
-  for (auto* side : {&after_, &before_})
-    for (std::vector<std::uint32_t>& v : *side) v.assign(n_ids, MergeTable::kNoRank);
+  MinRanks none;
+  none.after.fill(MergeTable::kNoRank);
+  none.before.fill(MergeTable::kNoRank);
+  min_ranks_.assign(n_ids, none);
   into_ = out_of_ = Neighbours{};
 }
 
 void CharSymbols::finish() {
-  into_.finish(after_[0].size());
-  out_of_.finish(before_[0].size());
+  into_.finish(min_ranks_.size());
+  out_of_.finish(min_ranks_.size());
 }
 
 void CharSymbols::Neighbours::finish(std::size_t n_ids) {
@@ -36,9 +38,9 @@ void CharSymbols::Neighbours::finish(std::size_t n_ids) {
 // check stricter.
 void CharSymbols::add_merge(TokenId left, TokenId right, std::uint32_t rank, std::string_view left_bytes,
                             std::string_view right_bytes) {
-  std::uint32_t& after = after_[kind_of(static_cast<unsigned char>(left_bytes.back())) - 1][right];
+  std::uint32_t& after = min_ranks_[right].after[kind_of(static_cast<unsigned char>(left_bytes.back())) - 1];
   after = std::min(after, rank);
-  std::uint32_t& before = before_[kind_of(static_cast<unsigned char>(right_bytes.front())) - 1][left];
+  std::uint32_t& before = min_ranks_[left].before[kind_of(static_cast<unsigned char>(right_bytes.front())) - 1];
   before = std::min(before, rank);
   into_.added.emplace_back(right, std::uint64_t{rank} << 8 | static_cast<unsigned char>(left_bytes.back()));
   out_of_.added.emplace_back(left, std::uint64_t{rank} << 8 | static_cast<unsigned char>(right_bytes.front()));
@@ -46,14 +48,17 @@ void CharSymbols::add_merge(TokenId left, TokenId right, std::uint32_t rank, std
 
 // One side of the claim for a chunk whose own merges rank <= max_rank, and whose edges on that side are
 // edges[0, n_edges): first per kind of neighbour byte; where a kind fails, byte by byte from the merges.
-CharSymbols::Memo::Side CharSymbols::side(const std::array<std::vector<std::uint32_t>, kKinds - 1>& min_rank,
+CharSymbols::Memo::Side CharSymbols::side(const std::vector<MinRanks>& min_ranks, bool left,
                                           const Neighbours& neighbours, const TokenId* edges, int n_edges,
                                           std::uint32_t max_rank) {
   Memo::Side side{};
   side.ok_kinds = 1;  // kind 0: no neighbour on that side
   for (int k = 1; k < kKinds; ++k) {
     bool ok = true;
-    for (int j = 0; j < n_edges; ++j) ok = ok && min_rank[k - 1][edges[j]] > max_rank;
+    for (int j = 0; j < n_edges; ++j) {
+      const MinRanks& m = min_ranks[static_cast<std::size_t>(edges[j])];
+      ok = ok && (left ? m.after : m.before)[k - 1] > max_rank;
+    }
     side.ok_kinds |= static_cast<std::uint8_t>(ok << k);
   }
   if (side.ok_kinds == (1 << kKinds) - 1) return side;
@@ -110,8 +115,8 @@ void CharSymbols::fill(Memo::Entry& e, std::uint32_t key, const char* bytes, int
     e.ids[i] = sym[i];
     e.lengths |= static_cast<std::uint8_t>((width[i] - 1) << (2 * i));
   }
-  e.left = side(after_, into_, left_edges.data(), steps + 1, max_rank);
-  e.right = side(before_, out_of_, right_edges.data(), steps + 1, max_rank);
+  e.left = side(min_ranks_, true, into_, left_edges.data(), steps + 1, max_rank);
+  e.right = side(min_ranks_, false, out_of_, right_edges.data(), steps + 1, max_rank);
 }
 
 }  // namespace llmtrain::tokenizer

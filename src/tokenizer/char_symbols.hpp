@@ -113,12 +113,16 @@ class CharSymbols {
   };
   void fill(Memo::Entry& e, std::uint32_t key, const char* bytes, int len, const MergeTable& merges,
             const std::array<TokenId, 256>& byte_ids) const;
-  static Memo::Side side(const std::array<std::vector<std::uint32_t>, kKinds - 1>& min_rank,
-                         const Neighbours& neighbours, const TokenId* edges, int n_edges, std::uint32_t max_rank);
+  // Per token, [kind - 1]: lowest rank of the merges with the token as right operand and a left operand
+  // ending in a byte of that kind (after), or as left operand with a right one starting with such a byte
+  // (before). Together, so that checking a token costs one cache line.
+  struct MinRanks {
+    std::array<std::uint32_t, kKinds - 1> after, before;
+  };
+  static Memo::Side side(const std::vector<MinRanks>& min_ranks, bool left, const Neighbours& neighbours,
+                         const TokenId* edges, int n_edges, std::uint32_t max_rank);
 
-  // [kind - 1][id]: lowest rank of the merges with the token as right operand and a left operand ending in a
-  // byte of that kind (after_), or as left operand with a right one starting with such a byte (before_).
-  std::array<std::vector<std::uint32_t>, kKinds - 1> after_, before_;
+  std::vector<MinRanks> min_ranks_;
   Neighbours into_, out_of_;  // the same merges one by one: the byte before (into_) or after (out_of_)
 };
 
