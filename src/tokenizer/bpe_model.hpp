@@ -54,7 +54,7 @@ class BpeModel {
     encode_piece(piece, prefetch(piece, scratch), scratch, out);
   }
   // The same in two steps: prefetch() hashes the piece and starts loading what its encode will read from
-  // tables much larger than the caches (its pre-token cache slot, the vocabulary's filter word and slot), so
+  // tables much larger than the caches (its pre-token cache slot, the vocabulary filter's word), so
   // a caller that prefetches the next piece before encoding the current one overlaps those misses with work.
   std::uint64_t prefetch(std::string_view piece, const EncodeScratch& scratch) const;
   void encode_piece(std::string_view piece, std::uint64_t hash, EncodeScratch& scratch,
