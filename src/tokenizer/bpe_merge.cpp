@@ -10,18 +10,15 @@ namespace {
 constexpr std::size_t kShortWord = 32;
 constexpr std::uint32_t kNoMerge = MergeTable::kNoRank;
 
-// ends[i]: end of symbol i in `bytes` (kept only with a filter).
+// With a filter, s.starts is kept in step with ids (symbol i is bytes[starts[i], starts[i + 1])).
 void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s, const BoundaryFilter* filter,
                  const char* bytes) {
   std::size_t n = ids.size();
   s.ranks.resize(n);
   s.new_ids.resize(n);
-  if (filter) {
-    s.ends.resize(n);
-    for (std::size_t i = 0; i < n; ++i) s.ends[i] = static_cast<std::int32_t>(i + 1);
-  }
   auto rank_at = [&](std::size_t i) {
-    if (filter && !filter->may_merge(bytes, static_cast<std::size_t>(s.ends[i]), static_cast<std::size_t>(s.ends[i + 1]))) {
+    if (filter &&
+        !filter->may_merge(bytes, static_cast<std::size_t>(s.starts[i + 1]), static_cast<std::size_t>(s.starts[i + 2]))) {
       s.ranks[i] = kNoMerge;
       return;
     }
@@ -37,7 +34,7 @@ void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScrat
     if (s.ranks[best] == kNoMerge) break;
     ids[best] = s.new_ids[best];
     if (filter)
-      for (std::size_t i = best; i + 1 < n; ++i) s.ends[i] = s.ends[i + 1];
+      for (std::size_t i = best + 1; i < n; ++i) s.starts[i] = s.starts[i + 1];
     for (std::size_t i = best + 1; i + 1 < n; ++i) {
       ids[i] = ids[i + 1];
       s.ranks[i] = s.ranks[i + 1];
@@ -55,7 +52,8 @@ bool later(const MergeScratch::Candidate& a, const MergeScratch::Candidate& b) {
   return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
 }
 
-// Symbol positions are indices into the original ids, so with a filter symbol pos is bytes[pos, next[pos]).
+// Symbol positions are indices into the original ids, so with a filter symbol pos is
+// bytes[starts[pos], starts[next[pos]]) (starts[n] at the end).
 std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& s, const BoundaryFilter* filter,
                        const char* bytes) {
   const std::int32_t n = static_cast<std::int32_t>(ids.size());
@@ -66,8 +64,8 @@ std::size_t merge_long(std::vector<TokenId>& ids, const MergeTable& merges, Merg
   auto push = [&](std::int32_t pos) {
     const std::int32_t right = s.next[pos];
     if (right < 0) return;
-    if (filter && !filter->may_merge(bytes, static_cast<std::size_t>(right),
-                                     static_cast<std::size_t>(s.next[right] < 0 ? n : s.next[right])))
+    if (filter && !filter->may_merge(bytes, static_cast<std::size_t>(s.starts[right]),
+                                     static_cast<std::size_t>(s.starts[s.next[right] < 0 ? n : s.next[right]])))
       return;
     const MergeTable::Merge m = s.pairs.find(merges, ids[pos], ids[right]);
     if (m.rank == kNoMerge) return;

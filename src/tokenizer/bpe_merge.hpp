@@ -25,14 +25,16 @@ struct MergeScratch {
     std::int32_t left, right;  // the pair's ids when pushed: the candidate is stale once either changed
   };
   std::vector<std::uint32_t> ranks;
-  std::vector<std::int32_t> new_ids, prev, next, ends;
+  std::vector<std::int32_t> new_ids, prev, next;
+  std::vector<std::int32_t> starts;  // with a filter: byte offset of each symbol, then the piece's length
   std::vector<Candidate> heap;
   PairMemo pairs;
 };
 
 // Merges `ids` in place. Returns the number of heap pushes (0 on the short path): tests use it to check
-// that long inputs cost linear work. With a filter (byte-level models), ids[i] must be the symbol of byte
-// bytes[i]: pairs the filter rules out are not looked up.
+// that long inputs cost linear work. With a filter (byte-level models), symbol i must be the bytes
+// bytes[scratch.starts[i], scratch.starts[i + 1]) (starts has ids.size() + 1 entries): pairs the filter rules
+// out are not looked up.
 std::size_t bpe_merge(std::vector<TokenId>& ids, const MergeTable& merges, MergeScratch& scratch,
                       const BoundaryFilter* filter = nullptr, const char* bytes = nullptr);
 

@@ -63,10 +63,15 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     max_id = std::max(max_id, id);
   }
   id_to_token_.assign(static_cast<std::size_t>(max_id + 1), std::string());
-  if (options.ignore_merges) max_token_len_.assign(1 << 16, 0);
+  if (options.ignore_merges) {
+    max_token_len_.assign(1 << 16, 0);
+    vocab_filter_.reset(vocab.size(), 8);
+  }
   auto add_input = [&](const std::string& input, TokenId id) {  // a token in the model's input space
     vocab_.insert(input, static_cast<std::uint64_t>(id));
-    if (!options.ignore_merges || input.size() < 2) return;
+    if (!options.ignore_merges) return;
+    vocab_filter_.add(hash_bytes(input.data(), input.size()));
+    if (input.size() < 2) return;
     std::uint8_t& len = max_token_len_[prefix2(input)];
     len = static_cast<std::uint8_t>(std::max<std::size_t>(len, std::min<std::size_t>(input.size(), 255)));
   };
@@ -98,6 +103,7 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
     unk_id_ = static_cast<TokenId>(*id);
   }
   merges_.reserve(merges.size());
+  if (all_bytes_known_) char_symbols_.reset(id_to_token_.size());
   bool inner_metaspace = false;
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [left, right] = merges[rank];
@@ -111,10 +117,25 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
                    {static_cast<std::uint32_t>(rank), static_cast<TokenId>(*m)});
     if (all_bytes_known_) {
       const std::optional<std::string> left_bytes = byte_level_bytes(left), right_bytes = byte_level_bytes(right);
-      if (left_bytes && right_bytes && !left_bytes->empty() && !right_bytes->empty())
+      if (left_bytes && right_bytes && !left_bytes->empty() && !right_bytes->empty()) {
         boundary_filter_.add(*left_bytes, *right_bytes);
+        char_symbols_.add_merge(static_cast<TokenId>(*a), static_cast<TokenId>(*b), static_cast<std::uint32_t>(rank),
+                                *left_bytes, *right_bytes);
+      }
     }
     inner_metaspace = inner_metaspace || builds_inner_metaspace(merged);
+  }
+  if (all_bytes_known_) {
+    char_symbols_.finish();
+    std::vector<bool> is_character(id_to_token_.size(), false);
+    for (const auto& [token, id] : vocab) {
+      const std::optional<std::string> bytes = byte_level_bytes(token);
+      is_character[static_cast<std::size_t>(id)] =
+          bytes && bytes->size() >= 2 && static_cast<unsigned char>((*bytes)[0]) >= 0xC0 &&
+          static_cast<std::size_t>(unicode::sequence_length(static_cast<unsigned char>((*bytes)[0]))) == bytes->size() &&
+          unicode::first_invalid(*bytes) == bytes->size();
+    }
+    merges_.index_characters(is_character);
   }
   split_before_metaspace_ = !options.byte_level && !options.ignore_merges && !inner_metaspace &&
                             file_vocab_.find(kMetaspace) != nullptr;
@@ -126,20 +147,29 @@ std::optional<TokenId> BpeModel::token_to_id(std::string_view token) const {
   return static_cast<TokenId>(*id);
 }
 
-void BpeModel::encode_piece(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
-  auto cached = [&](std::string_view part) {
+std::uint64_t BpeModel::prefetch(std::string_view piece, const EncodeScratch& s) const {
+  if (split_before_metaspace_) return 0;  // the parts are hashed and looked up one by one
+  const std::uint64_t h = hash_bytes(piece.data(), piece.size());
+  if (piece.size() <= kMaxCachedPiece) s.cache.prefetch(h);
+  if (options_.ignore_merges) vocab_filter_.prefetch(h);
+  return h;
+}
+
+// `hash`: prefetch()'s result for the piece.
+void BpeModel::encode_piece(std::string_view piece, std::uint64_t hash, EncodeScratch& s,
+                            std::vector<TokenId>& out) const {
+  auto cached = [&](std::string_view part, std::uint64_t h) {
     if (part.size() > kMaxCachedPiece) {
-      encode_uncached(part, s, out);
+      encode_uncached(part, h, s, out);
       return;
     }
-    const std::uint64_t h = hash_bytes(part.data(), part.size());
     if (const std::uint64_t* hit = s.cache.find(part, h)) {
       const TokenId* ids = s.cache_ids.data() + (*hit >> 24);
       out.insert(out.end(), ids, ids + (*hit & 0xFFFFFF));
       return;
     }
     const std::size_t before = out.size();
-    encode_uncached(part, s, out);
+    encode_uncached(part, h, s, out);
     if (s.cache.size() >= kMaxCacheEntries) {
       s.cache.clear();
       s.cache_ids.clear();
@@ -148,32 +178,74 @@ void BpeModel::encode_piece(std::string_view piece, EncodeScratch& s, std::vecto
     s.cache_ids.insert(s.cache_ids.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
   };
   if (!split_before_metaspace_) {
-    cached(piece);
+    cached(piece, hash);
     return;
   }
   std::size_t start = 0;
   for (std::size_t p = piece.find(kMetaspace, 1); p != std::string_view::npos; p = piece.find(kMetaspace, p + 1)) {
     if (p >= 3 && piece.substr(p - 3, 3) == kMetaspace) continue;
-    cached(piece.substr(start, p - start));
+    const std::string_view part = piece.substr(start, p - start);
+    cached(part, hash_bytes(part.data(), part.size()));
     start = p;
   }
-  cached(piece.substr(start));
+  const std::string_view last = piece.substr(start);
+  cached(last, hash_bytes(last.data(), last.size()));
 }
 
-void BpeModel::encode_uncached(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
+void BpeModel::encode_uncached(std::string_view piece, std::uint64_t hash, EncodeScratch& s,
+                               std::vector<TokenId>& out) const {
   if (piece.empty()) return;
-  if (options_.ignore_merges && (piece.size() == 1 || piece.size() >= 255 ||
-                                 piece.size() <= max_token_len_[prefix2(piece)])) {
-    if (const std::uint64_t* id = vocab_.find(piece)) {
+  if (options_.ignore_merges &&
+      (piece.size() == 1 || piece.size() >= 255 || piece.size() <= max_token_len_[prefix2(piece)]) &&
+      vocab_filter_.may_contain(hash)) {
+    if (const std::uint64_t* id = vocab_.find(piece, hash)) {
       out.push_back(static_cast<TokenId>(*id));
       return;
     }
   }
   s.word.clear();
-  initial_symbols(piece, s.word);
-  if (all_bytes_known_) bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
-  else bpe_merge(s.word, merges_, s.merge);
+  if (all_bytes_known_) {
+    byte_level_symbols(piece, s);
+    bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
+  } else {
+    initial_symbols(piece, s.word);
+    bpe_merge(s.word, merges_, s.merge);
+  }
   out.insert(out.end(), s.word.begin(), s.word.end());
+}
+
+// The starting symbols of a byte-level piece whose every byte has a symbol: its bytes, except that a UTF-8
+// character is replaced by the symbols it merges into on its own where char_symbols.hpp's claim holds.
+void BpeModel::byte_level_symbols(std::string_view piece, EncodeScratch& s) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const std::size_t n = piece.size();
+  std::vector<std::int32_t>& starts = s.merge.starts;
+  starts.clear();
+  for (std::size_t i = 0; i < n;) {
+    const auto len = static_cast<std::size_t>(unicode::sequence_length(p[i]));
+    bool whole = p[i] >= 0xC0 && i + len <= n;
+    for (std::size_t k = 1; whole && k < len; ++k) whole = (p[i + k] & 0xC0) == 0x80;
+    if (whole) {
+      const CharSymbols::Memo::Entry& e = char_symbols_.chunk(piece.data() + i, static_cast<int>(len), merges_,
+                                                              byte_ids_, s.chars);
+      const int left = i == 0 ? 0 : CharSymbols::kind_of(p[i - 1]);
+      const int right = i + len == n ? 0 : CharSymbols::kind_of(p[i + len]);
+      if (e.count > 0 && e.left.allows(left, i == 0 ? 0 : p[i - 1]) && e.right.allows(right, i + len == n ? 0 : p[i + len])) {
+        std::size_t at = i;
+        for (int k = 0; k < e.count; ++k) {
+          s.word.push_back(e.ids[k]);
+          starts.push_back(static_cast<std::int32_t>(at));
+          at += ((e.lengths >> (2 * k)) & 3u) + 1;
+        }
+        i += len;
+        continue;
+      }
+    }
+    s.word.push_back(byte_ids_[p[i]]);
+    starts.push_back(static_cast<std::int32_t>(i));
+    ++i;
+  }
+  starts.push_back(static_cast<std::int32_t>(n));
 }
 
 std::optional<TokenId> BpeModel::unit_id(std::string_view unit) const {
@@ -189,10 +261,6 @@ std::optional<TokenId> BpeModel::unit_id(std::string_view unit) const {
 // including its handling of units missing from the vocabulary: byte fallback tokens "<0xXX>" if all exist,
 // else the unknown token (consecutive ones fused if fuse_unk), else the unit is dropped.
 void BpeModel::initial_symbols(std::string_view piece, std::vector<TokenId>& word) const {
-  if (all_bytes_known_) {
-    for (char c : piece) word.push_back(byte_ids_[static_cast<unsigned char>(c)]);
-    return;
-  }
   std::optional<TokenId> pending_unk;
   for (std::size_t i = 0; i < piece.size();) {
     const std::size_t len = options_.byte_level ? 1 : unicode::sequence_length(static_cast<unsigned char>(piece[i]));

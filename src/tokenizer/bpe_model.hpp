@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bpe_merge.hpp"
+#include "char_symbols.hpp"
 #include "hash_tables.hpp"
 
 namespace llmtrain::tokenizer {
@@ -36,6 +37,7 @@ struct EncodeScratch {
   std::vector<TokenId> cache_ids;
   std::vector<TokenId> word;
   MergeScratch merge;
+  CharSymbols::Memo chars;
   std::string text;            // normalized text of the current segment
 };
 
@@ -48,14 +50,24 @@ class BpeModel {
            const std::string& where);
 
   // Appends the ids of one pre-tokenized piece.
-  void encode_piece(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+  void encode_piece(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const {
+    encode_piece(piece, prefetch(piece, scratch), scratch, out);
+  }
+  // The same in two steps: prefetch() hashes the piece and starts loading what its encode will read from
+  // tables much larger than the caches (its pre-token cache slot, the vocabulary filter's word), so
+  // a caller that prefetches the next piece before encoding the current one overlaps those misses with work.
+  std::uint64_t prefetch(std::string_view piece, const EncodeScratch& scratch) const;
+  void encode_piece(std::string_view piece, std::uint64_t hash, EncodeScratch& scratch,
+                    std::vector<TokenId>& out) const;
 
   const std::vector<std::string>& id_to_token() const { return id_to_token_; }
   std::optional<TokenId> token_to_id(std::string_view token) const;
 
  private:
-  void encode_uncached(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+  void encode_uncached(std::string_view piece, std::uint64_t hash, EncodeScratch& scratch,
+                       std::vector<TokenId>& out) const;
   void initial_symbols(std::string_view piece, std::vector<TokenId>& word) const;
+  void byte_level_symbols(std::string_view piece, EncodeScratch& scratch) const;
   std::optional<TokenId> unit_id(std::string_view unit) const;
 
   BpeOptions options_;
@@ -67,10 +79,13 @@ class BpeModel {
   std::array<TokenId, 256> fallback_ids_; // id of "<0xXX>", -1 if missing
   bool all_bytes_known_ = false;          // byte-level and every byte has an id: a piece's symbols are its bytes
   BoundaryFilter boundary_filter_;         // used when all_bytes_known_
+  CharSymbols char_symbols_;               // used when all_bytes_known_
   // ignore_merges: the longest vocabulary token (input space, capped at 255 bytes) starting with each pair of
   // bytes; a longer piece cannot be a token, which spares the vocabulary lookup (a cache miss) for most
-  // pieces of unspaced scripts.
+  // pieces of unspaced scripts; of the shorter ones, most that are not tokens are ruled out by a Bloom filter
+  // of the vocabulary (hash_bytes of each token).
   std::vector<std::uint8_t> max_token_len_;
+  BloomFilter vocab_filter_;
   std::optional<TokenId> unk_id_;
   // SentencePiece-style files: no merge builds a token with U+2581 after another character, so a piece can
   // be split before each U+2581 (that follows a non-U+2581) without changing the result; the parts are cached.

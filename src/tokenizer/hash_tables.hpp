@@ -6,10 +6,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "huge_pages.hpp"
 
 namespace llmtrain::tokenizer {
 
@@ -36,6 +41,57 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
   return mix64(h ^ w);
 }
 
+// A fixed-size array of a trivial type, zeroed, for large memos that a short input uses sparsely: the memory
+// comes from calloc, whose large blocks are fresh zero pages mapped on first touch, so an encode pays for the
+// pages it uses instead of for writing the whole array first.
+template <class T>
+class ZeroedArray {
+ public:
+  T* get(std::size_t n) {
+    if (!data_) {
+      data_.reset(static_cast<T*>(std::calloc(n, sizeof(T))));
+      if (!data_) throw std::bad_alloc();
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+};
+
+// A Bloom filter of 64-bit keys (or hashes of longer ones): three bits of one 64-bit word per key, so a query
+// touches one cache line; the bits come from a mix of the key independent of a hash table's own index.
+class BloomFilter {
+ public:
+  // About `bits_per_key` bits for each of n keys (rounded up to a power of two words).
+  void reset(std::size_t n, std::size_t bits_per_key) {
+    std::size_t words = 1;
+    while (words * 64 < n * bits_per_key) words *= 2;
+    words_.assign(words, 0);
+  }
+  void add(std::uint64_t h) { words_[word(h)] |= bits(h); }
+  // False: the key was never added.
+  bool may_contain(std::uint64_t h) const {
+    const std::uint64_t b = bits(h);
+    return (words_[word(h)] & b) == b;
+  }
+  void prefetch(std::uint64_t h) const {
+    if (!words_.empty()) __builtin_prefetch(&words_[word(h)]);
+  }
+
+ private:
+  static std::uint64_t rehash(std::uint64_t h) { return mix64(h ^ 0x2545F4914F6CDD1Dull); }
+  std::size_t word(std::uint64_t h) const { return rehash(h) & (words_.size() - 1); }
+  static std::uint64_t bits(std::uint64_t h) {
+    const std::uint64_t g = rehash(h);
+    return (1ull << (g >> 58)) | (1ull << ((g >> 52) & 63)) | (1ull << ((g >> 46) & 63));
+  }
+  std::vector<std::uint64_t> words_;
+};
+
 // (left id, right id) -> (rank, merged id); rank kNoRank if the pair has no merge. Later inserts of the same
 // pair overwrite earlier ones. Encoding a new piece looks up about two pairs per byte, and in a large
 // vocabulary's table (16 MB for Llama-3) each lookup is a cache miss, so three things come first:
@@ -43,7 +99,11 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
 //    from a dense 256x256 array, of which one script touches a few KB;
 //  - most other lookups are for pairs WITHOUT a merge (a character and the next one's first byte): a Bloom
 //    filter of 4-8 bits per merge answers most of them from a few hundred KB;
-//  - the table itself keeps key and value in one 16-byte slot, so a lookup touches one cache line.
+//  - the table itself keeps key and value in one 16-byte slot, so a lookup touches one cache line;
+//  - in text without spaces (CJK, Thai) most lookups are of two whole characters (char_symbols.hpp), nearly
+//    all without a merge, and the memo and the filter above (256 KB each) miss the L1 and L2 caches for them;
+//    merges of two single-character tokens are few (4,712 of Llama-3's 280,147), so a filter of their own
+//    (16 bits each, 9 KB) answers those lookups.
 class MergeTable {
  public:
   struct Merge {
@@ -62,9 +122,7 @@ class MergeTable {
     while (cap < 2 * n) cap *= 2;
     slots_.assign(cap, Slot{kEmpty, {kNoRank, 0}});
     mask_ = cap - 1;
-    std::size_t words = 1;
-    while (words * 16 < n) words *= 2;
-    filter_.assign(words, 0);
+    filter_.reset(n, 4);
     small_.assign(kSmall * kSmall, Merge{kNoRank, 0});
   }
   // Needs reserve() first.
@@ -77,7 +135,7 @@ class MergeTable {
     std::size_t i = mix64(key) & mask_;
     while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask_;
     slots_[i] = Slot{key, m};
-    filter_[filter_word(key)] |= filter_bits(key);
+    filter_.add(key);
   }
   Merge find(std::int32_t a, std::int32_t b) const {
     if (small(a, b)) return find_small(a, b);
@@ -87,11 +145,27 @@ class MergeTable {
   Merge find_small(std::int32_t a, std::int32_t b) const {
     return small_.empty() ? Merge{kNoRank, 0} : small_[std::size_t(a) * kSmall + std::size_t(b)];
   }
+  // After the inserts: which ids are tokens of one whole character (byte-level models; others need not call
+  // this). Builds the filter of the merges of two such tokens.
+  void index_characters(const std::vector<bool>& is_character) {
+    characters_.assign((is_character.size() + 63) / 64, 0);
+    for (std::size_t id = 0; id < is_character.size(); ++id)
+      if (is_character[id]) characters_[id / 64] |= std::uint64_t{1} << (id % 64);
+    std::vector<std::uint64_t> keys;
+    for (const Slot& slot : slots_)
+      if (slot.key != kEmpty && character(std::int32_t(slot.key >> 32)) && character(std::int32_t(slot.key)))
+        keys.push_back(slot.key);
+    character_filter_.reset(keys.size(), 16);
+    for (std::uint64_t key : keys) character_filter_.add(key);
+  }
+  // True if (a, b) = key is a pair of single-character tokens that certainly has no merge.
+  bool characters_without_merge(std::int32_t a, std::int32_t b, std::uint64_t key) const {
+    return character(a) && character(b) && !character_filter_.may_contain(key);
+  }
   // For pairs that are not small(): key = pack(a, b), h = mix64(key).
   Merge find_large(std::uint64_t key, std::uint64_t h) const {
     if (slots_.empty()) return Merge{kNoRank, 0};
-    const std::uint64_t bits = filter_bits(key);
-    if ((filter_[filter_word(key)] & bits) != bits) return Merge{kNoRank, 0};
+    if (!filter_.may_contain(key)) return Merge{kNoRank, 0};
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       if (slots_[i].key == key || slots_[i].key == kEmpty) return slots_[i].merge;
     }
@@ -104,15 +178,14 @@ class MergeTable {
     std::uint64_t key;
     Merge merge;  // {kNoRank, 0} in empty slots
   };
-  // Three bits of one 64-bit word, from a hash independent of the table's.
-  static std::uint64_t filter_hash(std::uint64_t key) { return mix64(key ^ 0x2545F4914F6CDD1Dull); }
-  std::size_t filter_word(std::uint64_t key) const { return filter_hash(key) & (filter_.size() - 1); }
-  static std::uint64_t filter_bits(std::uint64_t key) {
-    const std::uint64_t g = filter_hash(key);
-    return (1ull << (g >> 58)) | (1ull << ((g >> 52) & 63)) | (1ull << ((g >> 46) & 63));
+  HugeVector<Slot> slots_;
+  bool character(std::int32_t id) const {
+    const auto i = std::uint32_t(id);
+    return i / 64 < characters_.size() && ((characters_[i / 64] >> (i % 64)) & 1);
   }
-  std::vector<Slot> slots_;
-  std::vector<std::uint64_t> filter_;
+  BloomFilter filter_;
+  std::vector<std::uint64_t> characters_;  // bit set over ids
+  BloomFilter character_filter_;
   std::vector<Merge> small_;
   std::size_t mask_ = 0;
 };
@@ -124,22 +197,21 @@ class PairMemo {
  public:
   MergeTable::Merge find(const MergeTable& table, std::int32_t a, std::int32_t b) {
     if (MergeTable::small(a, b)) return table.find_small(a, b);
-    if (entries_.empty()) entries_.assign(kSize, Entry{kEmpty, {MergeTable::kNoRank, 0}});
     const std::uint64_t key = MergeTable::pack(a, b);
+    if (table.characters_without_merge(a, b, key)) return MergeTable::Merge{MergeTable::kNoRank, 0};
     const std::uint64_t h = mix64(key);
-    Entry& e = entries_[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at least at first
-    if (e.key != key) e = Entry{key, table.find_large(key, h)};
+    Entry& e = entries_.get(kSize)[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at first
+    if (e.inverted_key != ~key) e = Entry{~key, table.find_large(key, h)};
     return e.merge;
   }
 
  private:
   static constexpr std::size_t kSize = 1 << 14;
-  static constexpr std::uint64_t kEmpty = ~0ull;  // pack(-1, -1): no pair of valid ids
   struct Entry {
-    std::uint64_t key;
+    std::uint64_t inverted_key;  // ~pack(a, b), so that the zeroed array holds pack(-1, -1): no valid pair
     MergeTable::Merge merge;
   };
-  std::vector<Entry> entries_;
+  ZeroedArray<Entry> entries_;
 };
 
 // byte string -> 64-bit value; keys are copied into one arena. Grows by doubling; clear() keeps capacity.
@@ -156,6 +228,10 @@ class StringMap {
         return &s.value;
       i = (i + 1) & mask_;
     }
+  }
+  // Starts loading the first slot find(key, h) will read.
+  void prefetch(std::uint64_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_]);
   }
   // Inserts or overwrites.
   void insert(std::string_view key, std::uint64_t value) { insert(key, hash_bytes(key.data(), key.size()), value); }
@@ -190,7 +266,7 @@ class StringMap {
     std::uint64_t value;
   };
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
+    HugeVector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{0, 0, kEmptyLen, 0});
     mask_ = slots_.size() - 1;
     for (const Slot& s : old) {
@@ -200,7 +276,7 @@ class StringMap {
       slots_[i] = s;
     }
   }
-  std::vector<Slot> slots_;
+  HugeVector<Slot> slots_;
   std::string arena_;
   std::size_t size_ = 0;
   std::size_t mask_ = 0;

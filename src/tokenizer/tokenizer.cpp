@@ -4,6 +4,8 @@
 #include "llmtrain/tokenizer/tokenizer.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 
 #include "llmtrain/core/error.hpp"
 #include "tokenizer_impl.hpp"
@@ -27,20 +29,48 @@ EncodeScratch& thread_scratch(std::uint64_t serial) {
   return *kept[0].second;
 }
 
+// Encodes pieces a few pieces late: each piece is prefetched (BpeModel::prefetch) when it arrives and encoded
+// kLag pieces later, so the cache misses of its table lookups overlap with the work on the pieces before it.
+// Only pieces inside `text` are held back (a pre-tokenizer may pass views of its own buffers, valid during the
+// call only); finish() encodes the rest.
 struct ModelSink final : PieceSink {
+  static constexpr std::size_t kLag = 4;
   const BpeModel& model;
   EncodeScratch& scratch;
   std::vector<TokenId>& out;
-  ModelSink(const BpeModel& m, EncodeScratch& s, std::vector<TokenId>& o) : model(m), scratch(s), out(o) {}
-  void operator()(std::string_view piece, bool /*is_first*/) override { model.encode_piece(piece, scratch, out); }
+  std::string_view text;
+  std::array<std::pair<std::string_view, std::uint64_t>, kLag> pending;  // a ring, oldest at `first`
+  std::size_t first = 0, count = 0;
+  ModelSink(const BpeModel& m, EncodeScratch& s, std::vector<TokenId>& o, std::string_view t)
+      : model(m), scratch(s), out(o), text(t) {}
+  void operator()(std::string_view piece, bool /*is_first*/) override {
+    const auto begin = reinterpret_cast<std::uintptr_t>(text.data()), at = reinterpret_cast<std::uintptr_t>(piece.data());
+    if (at < begin || at + piece.size() > begin + text.size()) {
+      finish();
+      model.encode_piece(piece, scratch, out);
+      return;
+    }
+    const std::uint64_t hash = model.prefetch(piece, scratch);
+    if (count == kLag) encode_oldest();
+    pending[(first + count++) % kLag] = {piece, hash};
+  }
+  void finish() {
+    while (count > 0) encode_oldest();
+  }
+  void encode_oldest() {
+    model.encode_piece(pending[first].first, pending[first].second, scratch, out);
+    first = (first + 1) % kLag;
+    --count;
+  }
 };
 
 // Pre-tokenizes and encodes one stretch of (normalized) text free of added tokens.
 void encode_pieces(const Tokenizer::Impl& impl, std::string_view text, bool is_first, EncodeScratch& s,
                    std::vector<TokenId>& out) {
-  ModelSink sink(*impl.model, s, out);
+  ModelSink sink(*impl.model, s, out, text);
   if (impl.pre_tokenizer) impl.pre_tokenizer->split(text, is_first, sink);
   else if (!text.empty()) sink(text, is_first);
+  sink.finish();
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // the ignore_merges length check) against a plain reference: HF's merge written naively on byte strings
 // (repeatedly join the adjacent pair of lowest rank, leftmost on ties), on the real GPT-2 and Llama-3
 // vocabularies and random pieces of CJK, Cyrillic, Latin, mixed text and arbitrary (also invalid) bytes,
-// short and long (both merge paths).
+// short and long (both merge paths). Small made-up vocabularies with merges in random order check that
+// starting from whole characters (char_symbols.hpp) is used only where it cannot change the result.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "bpe_model.hpp"
 #include "byte_level.hpp"
+#include "char_symbols.hpp"
 #include "test_data.hpp"
 #include "unicode.hpp"
 
@@ -181,6 +183,133 @@ TEST(TokenizerMerge, Llama3MatchesReference) {
   }
   ASSERT_TRUE(model.value("ignore_merges", false));
   expect_same_as_reference(vocab, merges, true);
+}
+
+
+std::string byte_level_token(const std::string& bytes) {  // raw bytes -> byte-level token text
+  std::string out;
+  for (char c : bytes) unicode::append_utf8(out, byte_level_alphabet().byte_to_char[static_cast<unsigned char>(c)]);
+  return out;
+}
+
+// A byte-level vocabulary of the 256 bytes plus the given merges (raw bytes), ranked in the order given.
+struct Made {
+  Vocab vocab;
+  Merges merges;
+  explicit Made(const std::vector<std::pair<std::string, std::string>>& raw_merges) {
+    std::map<std::string, TokenId> ids;
+    for (int b = 0; b < 256; ++b) ids.emplace(std::string(1, static_cast<char>(b)), b);
+    for (const auto& [left, right] : raw_merges) {
+      ids.emplace(left + right, static_cast<TokenId>(ids.size()));
+      merges.emplace_back(byte_level_token(left), byte_level_token(right));
+    }
+    for (const auto& [bytes, id] : ids) vocab.emplace_back(byte_level_token(bytes), id);
+  }
+};
+
+std::vector<TokenId> encode(const BpeModel& model, const std::string& piece) {
+  EncodeScratch scratch;
+  std::vector<TokenId> ids;
+  model.encode_piece(piece, scratch, ids);
+  return ids;
+}
+
+// The two ways a character's own merges can be overtaken in context; starting from the whole character
+// would give the second result in each case.
+TEST(TokenizerMerge, WholeCharacterStartRespectsCrossMerges) {
+  const std::string e_acute = "\xC3\xA9";  // U+00E9, merged from its two bytes at rank 1 below
+  BpeOptions options;
+  options.byte_level = true;
+  {  // a merge of the byte before it with its lead byte outranks the character's own merge
+    const Made made({{"x", "\xC3"}, {"\xC3", "\xA9"}});
+    const BpeModel model(made.vocab, made.merges, options, "test");
+    const Reference reference(made.vocab, made.merges, false);
+    EXPECT_EQ(encode(model, "x" + e_acute), reference.encode("x" + e_acute));
+    EXPECT_EQ(encode(model, "x" + e_acute).size(), 2u);                // [x\xC3] [\xA9], not [x] [é]
+    EXPECT_EQ(encode(model, "z" + e_acute), reference.encode("z" + e_acute));  // [z] [é]
+  }
+  {  // the whole character's merge with what follows outranks the character's own merge
+    const Made made({{e_acute, "x"}, {"x", "y"}, {"\xC3", "\xA9"}});
+    const BpeModel model(made.vocab, made.merges, options, "test");
+    const Reference reference(made.vocab, made.merges, false);
+    const std::vector<TokenId> want = reference.encode(e_acute + "xy");
+    EXPECT_EQ(encode(model, e_acute + "xy"), want);
+    // [é] [xy] (ids 258, 257: made in merge order after the bytes): "xy" merges before é exists, so [éx] [y]
+    // would be wrong
+    EXPECT_EQ(want, (std::vector<TokenId>{258, 257}));
+  }
+}
+
+// Random vocabularies over a few characters of 1-4 bytes, with merges built from their bytes and ranked in
+// random order (as no trained file would, so that both outcomes of the check are common), against the naive
+// reference on random strings of those characters and stray bytes.
+TEST(TokenizerMerge, WholeCharacterStartMatchesReferenceOnRandomMergeOrders) {
+  const std::vector<std::string> chars{"x", "y", " ", "\xC3\xA9", "\xD1\x8F", "\xE4\xB8\xAD", "\xE5\x9B\xBD",
+                                       "\xE4\xB8\x80", "\xF0\x9F\x98\x80"};
+  std::mt19937 rng(2026);
+  std::size_t whole = 0, refused = 0, refined = 0, pieces = 0;
+  for (int vocab_round = 0; vocab_round < 300; ++vocab_round) {
+    std::vector<std::pair<std::string, std::string>> raw;
+    std::map<std::string, bool> tokens;
+    for (int b = 0; b < 256; ++b) tokens[std::string(1, static_cast<char>(b))] = true;
+    const int n_merges = 3 + static_cast<int>(rng() % 25);
+    for (int tries = 0; static_cast<int>(raw.size()) < n_merges && tries < 2000; ++tries) {
+      std::string text;  // one to three characters; a merge is a split of some stretch of their bytes
+      for (std::size_t k = 0, n = 1 + rng() % 3; k < n; ++k) text += pick(rng, chars);
+      const std::size_t begin = rng() % text.size(), len = 2 + rng() % 4;
+      if (begin + len > text.size()) continue;
+      const std::size_t cut = 1 + rng() % (len - 1);
+      const std::string left = text.substr(begin, cut), right = text.substr(begin + cut, len - cut);
+      if (!tokens.count(left) || !tokens.count(right) || tokens.count(left + right)) continue;
+      tokens[left + right] = true;
+      raw.emplace_back(left, right);
+    }
+    std::shuffle(raw.begin(), raw.end(), rng);  // ranks in any order: a merge may come before its operands'
+    const Made made(raw);
+    BpeOptions options;
+    options.byte_level = true;
+    const BpeModel model(made.vocab, made.merges, options, "test");
+    const Reference reference(made.vocab, made.merges, false);
+    // How often the claim holds here (so that the test covers both cases), from CharSymbols directly.
+    MergeTable table;
+    table.reserve(made.merges.size());
+    CharSymbols symbols;
+    symbols.reset(made.vocab.size());
+    std::map<std::string, TokenId> id_of;
+    for (const auto& [token, id] : made.vocab) id_of[to_bytes(token)] = id;
+    for (std::size_t r = 0; r < raw.size(); ++r) {
+      const auto& [left, right] = raw[r];
+      table.insert(id_of.at(left), id_of.at(right), {static_cast<std::uint32_t>(r), id_of.at(left + right)});
+      symbols.add_merge(id_of.at(left), id_of.at(right), static_cast<std::uint32_t>(r), left, right);
+    }
+    symbols.finish();
+    std::array<TokenId, 256> byte_ids{};
+    for (int b = 0; b < 256; ++b) byte_ids[b] = b;
+    CharSymbols::Memo memo;
+    for (const std::string& c : chars) {
+      if (c.size() < 2) continue;
+      const CharSymbols::Memo::Entry& e = symbols.chunk(c.data(), static_cast<int>(c.size()), table, byte_ids, memo);
+      if (e.count > 0) (e.left.ok_kinds == 15 && e.right.ok_kinds == 15 ? whole : refused) += 1;
+      if (e.count > 0 && e.left.n_bad > 0 && e.left.n_bad <= 3) ++refined;
+    }
+    EncodeScratch scratch;
+    for (int k = 0; k < 40; ++k) {
+      std::string piece;
+      for (std::size_t i = 0, n = 1 + rng() % 12; i < n; ++i) {
+        if (rng() % 10 == 0) piece += static_cast<char>(0x80 + rng() % 0x80);  // a stray UTF-8 byte
+        else piece += pick(rng, chars);
+      }
+      std::vector<TokenId> ids;
+      model.encode_piece(piece, scratch, ids);
+      ASSERT_EQ(ids, reference.encode(piece)) << "vocabulary " << vocab_round << ", piece of " << piece.size()
+                                              << " bytes: " << piece;
+      ++pieces;
+    }
+  }
+  EXPECT_EQ(pieces, 12000u);
+  EXPECT_GT(whole, 100u);    // characters started whole in every context
+  EXPECT_GT(refused, 100u);  // characters kept as bytes in some context
+  EXPECT_GT(refined, 50u);   // of which, after a few bytes only
 }
 
 }  // namespace
