@@ -80,12 +80,18 @@ def link_rate(p, rate_gbit):
     return cpu if rate_gbit <= 0 else 1.0 / (1.0 / (eta * rate_gbit * 1e9 / 8) + 1.0 / cpu)
 
 
-def simulate(p, rate_gbit, strategy, k, comm, params, flops, fb, optimizer, **kw):
+def burst(p, rate_gbit):
+    """What each direction's tbf bucket passes at once, in payload bytes: perf/netns/netns.sh gives it 4 ms of
+    the rate or 256 KiB, whichever is larger (loopback has none)."""
+    return 0.0 if rate_gbit <= 0 else p[0] * max(262144, rate_gbit * 1e9 / 8 / 250)
+
+
+def simulate(p, rate_gbit, strategy, k, comm, params, flops, fb, optimizer):
     """Step seconds for forward+backward seconds fb spread over the units by flops."""
     share = np.array(flops) / sum(flops) * fb / 3
     width = 2 if comm == "bf16" else 4
     return stepmodel.step_time(strategy, k, params, width, share, 2 * share, optimizer, link_rate(p, rate_gbit),
-                               p[2], **kw)
+                               p[2], burst(p, rate_gbit))
 
 
 def predict(p, r):

@@ -50,22 +50,26 @@ class Op:
 
 
 class Link:
-    """Both directions of the link and the collectives on it, advanced in time."""
+    """Both directions of the link and the collectives on it, advanced in time. Each direction has a token
+    bucket of `burst` bytes (tc tbf's, perf/netns/netns.sh): it refills at the rate while the direction is
+    idle, and what it holds passes at once when a transfer starts."""
 
-    def __init__(self, rate, latency):
+    def __init__(self, rate, latency, burst=0.0):
         self.rate, self.latency, self.ops = rate, latency, []
+        self.burst, self.tokens = burst, [burst, burst]
 
     def issue(self, now, kind, nbytes, algorithm, ranks):
         op = Op(phases(kind, nbytes, algorithm, ranks))
         if not op.done:
             op.start_at = now + self.latency
             self.ops.append(op)
+            self._settle(now)
         return op
 
     def _sharing(self):
         count = [0, 0]
         for op in self.ops:
-            for direction, left in op.flows:
+            for direction, _ in op.flows:
                 count[direction] += 1
         return count
 
@@ -82,25 +86,41 @@ class Link:
     def advance(self, now, until):
         """Moves every flow on to time `until` and finishes the phases and ops that end by then."""
         count, dt = self._sharing(), until - now
+        for d in (0, 1):
+            if count[d] == 0:
+                self.tokens[d] = min(self.burst, self.tokens[d] + dt * self.rate)
         for op in self.ops:
-            if op.flows:
-                # A flow whose end falls within rounding of `until` ends now (else time could stall).
-                op.flows = [[d, left - dt * self.rate / count[d]] for d, left in op.flows
-                            if left * count[d] / self.rate > dt * (1 + 1e-9) + 1e-12]
-                if not op.flows:
+            # A flow whose end falls within rounding of `until` ends now (else time could stall).
+            op.flows = [[d, left - dt * self.rate / count[d]] for d, left in op.flows
+                        if left * count[d] / self.rate > dt * (1 + 1e-9) + 1e-12]
+        self._settle(until)
+
+    def _settle(self, now):
+        """Starts the phases due by `now`, lets the buckets pass what they hold, ends finished phases."""
+        changed = True
+        while changed:
+            changed = False
+            for op in self.ops:
+                if op.start_at is not None and op.start_at <= now + 1e-12:
+                    op.start_at, op.flows, changed = None, [[d, b] for d, b in op.plan[0] if b > 0], True
+            for d in (0, 1):
+                flows = sorted((f for op in self.ops for f in op.flows if f[0] == d), key=lambda f: f[1])
+                for i, flow in enumerate(flows):  # equal shares of the bucket, the smallest first
+                    give = min(flow[1], self.tokens[d] / (len(flows) - i))
+                    flow[1] -= give
+                    self.tokens[d] -= give
+            for op in self.ops:
+                live = [f for f in op.flows if f[1] > 1e-9]
+                if op.start_at is None and not live and op.plan:
                     op.plan.popleft()
+                    op.flows, changed = [], True
                     if op.plan:
-                        op.start_at = until + self.latency
+                        op.start_at = now + self.latency
                     else:
                         op.done = True
-            elif op.start_at is not None and op.start_at <= until + 1e-12:
-                op.start_at = None
-                op.flows = [[d, b] for d, b in op.plan[0] if b > 0]
-                if not op.flows:  # a phase with nothing to send ends at once
-                    op.plan.popleft()
-                    op.start_at = until + self.latency if op.plan else None
-                    op.done = not op.plan
-        self.ops = [op for op in self.ops if not op.done]
+                else:
+                    op.flows = live
+            self.ops = [op for op in self.ops if not op.done]
 
 
 def fsdp_schedule(issue, k, reductions, gather_bytes, reduce_bytes, forward, backward):
@@ -159,11 +179,12 @@ def replicated_schedule(issue, reductions, reduce_bytes, forward, backward):
         yield ("wait", op)
 
 
-def step_time(strategy, k, param_counts, wire_width, forward, backward, optimizer, rate, latency,
+def step_time(strategy, k, param_counts, wire_width, forward, backward, optimizer, rate, latency, burst=0.0,
               reductions=2, algorithm="libnbc", ranks=2):
     """Seconds of one step: param_counts per unit in forward order (embedding, blocks, head); wire_width
-    bytes per element on the wire; forward / backward seconds per unit; rate bytes/s per direction."""
-    link = Link(rate, latency)
+    bytes per element on the wire; forward / backward seconds per unit; rate bytes/s per direction; burst
+    bytes of each direction's token bucket."""
+    link = Link(rate, latency, burst)
     now = 0.0
     issue = lambda kind, nbytes: link.issue(now, kind, nbytes, algorithm, ranks)
     nbytes = [p * wire_width for p in param_counts]
