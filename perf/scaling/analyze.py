@@ -57,6 +57,7 @@ def load(path):
             if sum(r["units"]) != r["params"]:
                 sys.exit(f"analyze.py: {r['model']} has {r['params']:.0f} parameters in {path}, the shape here "
                          f"{sum(r['units'])}")
+            check_bytes(r, path)
             rows.append(r)
     # The optimizer (and what else follows backward) from each configuration's loopback run, where nothing
     # waits: step less forward+backward.
@@ -64,6 +65,19 @@ def load(path):
     for r in rows:
         r["optimizer"] = min(loop.get(key(r), 0.0), work(r))
     return rows
+
+
+def check_bytes(r, path):
+    """The schedule must move the bytes the run counted (comm.*_bytes: ring-counted, at two ranks one unit's
+    bytes per gather or reduce-scatter, twice that per all-reduce), or it is not the schedule that ran."""
+    width = 2 if r["comm"] == "bf16" else 4
+    n = len(r["units"])
+    gathered = 0 if r["strategy"] == "replicated" else sum(r["units"][u] for u in stepmodel.gathered_per_step(r["k"], n))
+    reduced = sum(r["units"]) * (2 if r["strategy"] == "replicated" else 1)
+    for name, model, measured in (("gather", gathered, r["gather_mb"]), ("reduce", reduced, r["reduce_mb"])):
+        if abs(model * width / 1e6 - measured) > 0.01:
+            sys.exit(f"analyze.py: {path}, {r['time']}: {r['model']} {r['strategy']} K {r['k']} {r['comm']} counted "
+                     f"{measured} MB of {name}s, the schedule here {model * width / 1e6:.3f} MB (an older window?)")
 
 
 def key(r):
@@ -203,8 +217,7 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
     rate = NVLINK if n_gpus <= 8 else eta_net * net_bps / 8
     step = stepmodel.step_time("fsdp", 2, params, 2, fwd, 2 * fwd, 0.0, rate, 0.0, algorithm="ring", ranks=n_gpus)
     compute = 3 * fwd.sum()
-    kept = 1  # K - 1 blocks stay gathered into backward
-    gathered = 2 * sum(params) - params[0] - params[-1] - kept * params[1]
+    gathered = sum(params[u] for u in stepmodel.gathered_per_step(2, len(params)))
     moved = (gathered + sum(params)) * 2 * (n_gpus - 1) / n_gpus
     return compute / step, step, compute, moved * 8 / step / 1e9
 

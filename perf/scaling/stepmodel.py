@@ -123,12 +123,22 @@ class Link:
             self.ops = [op for op in self.ops if not op.done]
 
 
+def kept_into_backward(k, n):
+    """Units that stay gathered from forward into backward, of n in forward order: the head and the last
+    K - 1 blocks."""
+    return set(range(max(1, n - k), n))
+
+
+def gathered_per_step(k, n):
+    """Units an fsdp step gathers, of n in forward order: all in forward, the blocks not kept in backward."""
+    return list(range(n)) + [b for b in range(n - 2, 0, -1) if b not in kept_into_backward(k, n)]
+
+
 def fsdp_schedule(issue, k, reductions, gather_bytes, reduce_bytes, forward, backward):
     """The compute thread of an fsdp step, a generator of ("compute", seconds) and ("wait", op); units in
     forward order: the embedding first, the head last, the blocks between."""
     n = len(forward)
-    head, blocks = n - 1, list(range(1, n - 1))
-    kept = set(blocks[len(blocks) - (k - 1):] if k > 1 else []) | {head}
+    kept = kept_into_backward(k, n)
     need = collections.deque((u, "forward") for u in range(n))  # gathers not yet issued, in order
     gathers, window = {}, 0
 
@@ -147,7 +157,7 @@ def fsdp_schedule(issue, k, reductions, gather_bytes, reduce_bytes, forward, bac
             window -= 1
             fill()
     # Backward: the head and the kept blocks are still gathered; the other blocks are gathered again.
-    need.extend((b, "backward") for b in reversed(blocks) if b not in kept)
+    need.extend((u, "backward") for u in gathered_per_step(k, n)[n:])
     fill()
     inflight = collections.deque()
     for u in reversed(range(n)):
