@@ -42,7 +42,8 @@ def units(d, ff, layers, vocab, heads, kv_heads, seq):
     return params, flops
 
 
-def load(path):
+def load(path, reference=()):
+    """The points of a CSV; `reference`: rows whose loopback runs stand in where this CSV has none."""
     rows = []
     with open(path) as f:
         for r in csv.DictReader(f):
@@ -61,7 +62,7 @@ def load(path):
             rows.append(r)
     # The optimizer (and what else follows backward) from each configuration's loopback run, where nothing
     # waits: step less forward+backward.
-    loop = {key(r): max(0.0, r["step_s"] - r["compute_s"]) for r in rows if r["link"] == "loopback"}
+    loop = {key(r): max(0.0, r["step_s"] - r["compute_s"]) for r in list(reference) + rows if r["link"] == "loopback"}
     for r in rows:
         r["optimizer"] = min(loop.get(key(r), 0.0), work(r))
     return rows
@@ -224,8 +225,9 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "results.csv"))
+    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "idle", "results.csv"))
     ap.add_argument("--plots", default=HERE, help="directory for the PNG plots")
+    ap.add_argument("--check", help="a later CSV whose every point the fitted model predicts (none is fitted)")
     args = ap.parse_args()
     rows = load(args.csv)
     if not rows:
@@ -252,6 +254,28 @@ def main():
         within = sum(abs(r["err"]) <= 15 for r in held)
         print(f"held out within 15 %: {within} of {len(held)}")
         print(f"max model error: {max(abs(r['err']) for r in held):.1f} %")
+    # The same parameters with the loopback run's compute in place of each point's work: a prediction from
+    # loopback alone (it also carries what the link's traffic costs the CPU, which loopback does not show).
+    if args.check:
+        check = load(args.check, rows)
+        print(f"\ncheck: every point of {os.path.relpath(args.check)} predicted with the parameters above")
+        print("| link | model | strategy | K | comm | work s | measured s | model s | error |")
+        print("|---|---|---|---|---|---:|---:|---:|---:|")
+        for r in check:
+            r["err"] = 100 * (predict(p, r) / r["step_s"] - 1)
+            print(f"| {r['link']} | {r['model']} | {r['strategy']} | {r['k']} | {r['comm']} | {work(r):.3f} | "
+                  f"{r['step_s']:.3f} | {predict(p, r):.3f} | {r['err']:+.1f} % |")
+        print(f"check points within 15 %: {sum(abs(r['err']) <= 15 for r in check)} of {len(check)}; "
+              f"max error {max(abs(r['err']) for r in check):.1f} %")
+    alone = []
+    for r in held:
+        fb, opt, _ = loopback_compute(rows, r["model"], key(r)[1:])
+        alone.append(simulate(p, r["rate_gbit"], r["strategy"], r["k"], r["comm"], r["units"], r["flops"], fb, opt)
+                     / r["step_s"] - 1)
+    if alone:
+        print(f"held out, with each configuration's loopback compute instead of the point's work: max error "
+              f"{100 * max(abs(e) for e in alone):.1f} %, {sum(abs(e) <= 0.15 for e in alone)} of {len(alone)} "
+              f"within 15 %")
 
     print("\nFSDP K = 2 (fp32) step rate at 1 Gbit/s as a share of loopback's, per model:")
     for model in sorted({r["model"] for r in rows}):
