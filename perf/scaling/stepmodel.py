@@ -16,7 +16,8 @@ all-gather sends half the unit each way at once; reduce-scatter is a binomial re
 unit one way) and then a scatter (half of it back); all-reduce (in place) is a reduce to rank 0 and a
 broadcast back (the whole unit each way, one after the other). NCCL's rings (the projection) send
 (N - 1) / N of the unit each way at once, twice that for all-reduce. Each phase of a collective starts
-`latency` seconds after the previous one ends (a rendezvous handshake through the link's queue).
+`latency` seconds after the collective is issued or its previous phase ends (a rendezvous handshake
+through the link's queue). Each direction of a tbf-shaped link also has tbf's token bucket.
 """
 import collections
 
