@@ -1,24 +1,18 @@
 #!/usr/bin/env python3
-"""The scaling study's analysis (perf/scaling/README.md): fits an analytic step-time model to part of
-run.sh's measurements, reports its error on the held-out rest, finds where FSDP and the replicated run swap
-places as the bandwidth changes, and projects weak-scaling efficiency to 8, 64 and 512 GPUs for the 7B and
-11B presets on A100- and H100-class compute over 100 Gbit/s Ethernet and 4 x 200 Gbit/s InfiniBand.
+"""The scaling study's analysis (perf/scaling/README.md): fits the link parameters of the schedule-derived
+step-time model (stepmodel.py) to half of run.sh's measurements, reports its error on the held-out rest,
+finds where FSDP and the replicated run swap places as the bandwidth changes, and projects weak-scaling
+efficiency to 8, 64 and 512 GPUs for the 7B and 11B presets on A100- and H100-class compute over 100 Gbit/s
+Ethernet and 4 x 200 Gbit/s InfiniBand.
 
 Usage: perf/scaling/analyze.py [results.csv] [--plots DIR]   (numpy and matplotlib; not a build dependency)
 
-The model, per step of one rank (W = 2 here; D = bytes one direction of the link carries, half of the
-gather / reduce bytes each rank sends plus receives, as fsdp_bench and metrics.jsonl count them):
-  link rate     r(B) = 1 / (1 / (eta B) + 1 / C)   eta: share of the shaped rate TCP reaches;
-                                                     C: what Open MPI's TCP path moves on one core (loopback)
-  transfer      T_g = D_gather / r,  T_r = D_reduce / r
-  work          T_c = the step measured in the same run less all the time it waited for communication
-                      (compute and optimizer: an input, because the machine's load changes it up to 4x
-                      between runs; the model is judged on the communication it adds)
-  step          replicated:  T_c + max(0, T_r - w_r T_c)         all-reduce overlapped with backward
-                fsdp K = 1:  T_c + T_g + max(0, T_r - w_r T_c)   gathers exposed, reductions overlapped
-                fsdp K >= 2: T_c + max(0, T_g + T_r - w_K T_c)   both overlapped through the window
-w (the share of the work that communication can hide behind) is fitted per strategy class; eta, C, w_r,
-w_2, w_4 are the five parameters.
+Per point the model takes the work of the run (its step less every wait for communication: compute and
+optimizer, an input, because the machine's load changes it) and the loopback run's optimizer time; it
+splits forward and backward over the units by their matmul flops (backward twice forward) and simulates the
+schedule on the link. Fitted on the fit half: eta (the share of the shaped rate TCP reaches), C (what one
+core's TCP path moves, bytes/s per direction; a link of rate B runs at 1 / (1 / (eta B) + 1 / C), loopback
+at C) and the latency before each phase of a collective: three parameters.
 """
 import argparse
 import csv
@@ -29,48 +23,101 @@ import tomllib
 
 import numpy as np
 
+import stepmodel
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+SEQ_BENCH, VOCAB_BENCH = 128, 512
+# run.sh's models: d_model, d_ff, blocks (8 / 4 heads, untied, fsdp_bench's defaults).
+SHAPES = {"m3": (256, 768, 4), "m13": (512, 1536, 4), "m13r8": (512, 1536, 4)}
+CONFIGS = (("replicated", 2, "fp32"), ("fsdp", 1, "fp32"), ("fsdp", 2, "fp32"), ("fsdp", 2, "bf16"),
+           ("fsdp", 4, "fp32"))
 
 
-def load(path):
+def units(d, ff, layers, vocab, heads, kv_heads, seq):
+    """Parameters and forward flops per token of each unit in forward order (embedding, blocks, head)."""
+    kv = d // heads * kv_heads
+    block_matmul = d * (d + 2 * kv) + d * d + 3 * d * ff
+    params = [vocab * d] + [block_matmul + 2 * d] * layers + [vocab * d + d]
+    flops = [0.0] + [2 * block_matmul + 2 * d * seq] * layers + [2 * vocab * d]  # ModelConfig::train_flops / 3
+    return params, flops
+
+
+def load(path, reference=()):
+    """The points of a CSV; `reference`: rows whose loopback runs stand in where this CSV has none."""
     rows = []
     with open(path) as f:
         for r in csv.DictReader(f):
             if not r["step_s"]:
                 continue  # a point that failed to print its line
-            for key in ("rate_gbit", "step_s", "compute_s", "gather_wait_s", "waits_s", "gather_mb", "reduce_mb", "params"):
-                r[key] = float(r[key])
+            for field in ("rate_gbit", "step_s", "compute_s", "gather_wait_s", "waits_s", "gather_mb", "reduce_mb",
+                          "params"):
+                r[field] = float(r[field])
             r["k"] = int(r["k"])
+            d, ff, layers = SHAPES[r["model"]]
+            r["units"], r["flops"] = units(d, ff, layers, VOCAB_BENCH, 8, 4, SEQ_BENCH)
+            if sum(r["units"]) != r["params"]:
+                sys.exit(f"analyze.py: {r['model']} has {r['params']:.0f} parameters in {path}, the shape here "
+                         f"{sum(r['units'])}")
+            check_bytes(r, path)
             rows.append(r)
+    # The optimizer (and what else follows backward) from each configuration's loopback run, where nothing
+    # waits: step less forward+backward.
+    loop = {key(r): max(0.0, r["step_s"] - r["compute_s"]) for r in list(reference) + rows if r["link"] == "loopback"}
+    for r in rows:
+        r["optimizer"] = min(loop.get(key(r), 0.0), work(r))
     return rows
 
 
-def step_model(p, rate_gbit, strategy, k, compute, gather_bytes, reduce_bytes):
-    """Predicted step seconds; gather_bytes / reduce_bytes: one direction of the link."""
-    eta, cpu_bps, w_r, w_2, w_4 = p
-    link = 1.0 / (1.0 / (eta * rate_gbit * 1e9 / 8) + 1.0 / cpu_bps) if rate_gbit > 0 else cpu_bps
-    t_g, t_r = gather_bytes / link, reduce_bytes / link
-    base = compute
-    if strategy == "replicated":
-        return base + max(0.0, t_r - w_r * compute)
-    if k == 1:
-        return base + t_g + max(0.0, t_r - w_r * compute)
-    return base + max(0.0, t_g + t_r - (w_2 if k == 2 else w_4) * compute)
+def check_bytes(r, path):
+    """The schedule must move the bytes the run counted (comm.*_bytes: ring-counted, at two ranks one unit's
+    bytes per gather or reduce-scatter, twice that per all-reduce), or it is not the schedule that ran."""
+    width = 2 if r["comm"] == "bf16" else 4
+    n = len(r["units"])
+    gathered = 0 if r["strategy"] == "replicated" else sum(r["units"][u] for u in stepmodel.gathered_per_step(r["k"], n))
+    reduced = sum(r["units"]) * (2 if r["strategy"] == "replicated" else 1)
+    for name, model, measured in (("gather", gathered, r["gather_mb"]), ("reduce", reduced, r["reduce_mb"])):
+        if abs(model * width / 1e6 - measured) > 0.01:
+            sys.exit(f"analyze.py: {path}, {r['time']}: {r['model']} {r['strategy']} K {r['k']} {r['comm']} counted "
+                     f"{measured} MB of {name}s, the schedule here {model * width / 1e6:.3f} MB (an older window?)")
+
+
+def key(r):
+    return r["model"], r["strategy"], r["k"], r["comm"]
 
 
 def work(r):
     return r["step_s"] - r["waits_s"]
 
 
+def link_rate(p, rate_gbit):
+    """Bytes per second in each direction: eta of the shaped rate, in series with the one-core ceiling C."""
+    eta, cpu, _ = p
+    return cpu if rate_gbit <= 0 else 1.0 / (1.0 / (eta * rate_gbit * 1e9 / 8) + 1.0 / cpu)
+
+
+def burst(p, rate_gbit):
+    """What each direction's tbf bucket passes at once, in payload bytes: perf/netns/netns.sh gives it 4 ms of
+    the rate or 256 KiB, whichever is larger (loopback has none)."""
+    return 0.0 if rate_gbit <= 0 else p[0] * max(262144, rate_gbit * 1e9 / 8 / 250)
+
+
+def simulate(p, rate_gbit, strategy, k, comm, params, flops, fb, optimizer):
+    """Step seconds for forward+backward seconds fb spread over the units by flops."""
+    share = np.array(flops) / sum(flops) * fb / 3
+    width = 2 if comm == "bf16" else 4
+    return stepmodel.step_time(strategy, k, params, width, share, 2 * share, optimizer, link_rate(p, rate_gbit),
+                               p[2], burst(p, rate_gbit))
+
+
 def predict(p, r):
-    return step_model(p, r["rate_gbit"], r["strategy"], r["k"], work(r), r["gather_mb"] * 1e6 / 2,
-                      r["reduce_mb"] * 1e6 / 2)
+    return simulate(p, r["rate_gbit"], r["strategy"], r["k"], r["comm"], r["units"], r["flops"],
+                    work(r) - r["optimizer"], r["optimizer"])
 
 
-def nelder_mead(f, x0, iterations=4000):
+def nelder_mead(f, x0, iterations=600):
     """Minimises f from x0 (numpy has no optimiser and scipy is not installed here)."""
     n = len(x0)
-    simplex = [np.array(x0, float)] + [np.array(x0, float) + np.eye(n)[i] * 0.3 for i in range(n)]
+    simplex = [np.array(x0, float)] + [np.array(x0, float) + np.eye(n)[i] * 0.5 for i in range(n)]
     values = [f(x) for x in simplex]
     for _ in range(iterations):
         order = np.argsort(values)
@@ -96,31 +143,41 @@ def nelder_mead(f, x0, iterations=4000):
 
 
 def unpack(x):
-    """Unconstrained search variables -> parameters (eta, w in (0, 1); C positive)."""
-    sig = lambda v: 1 / (1 + math.exp(-v))
-    return (sig(x[0]), math.exp(x[1]) * 1e8, sig(x[2]), sig(x[3]), sig(x[4]))
+    """Unconstrained search variables -> (eta in (0, 1), C in bytes/s, latency in seconds)."""
+    return (1 / (1 + math.exp(-x[0])), math.exp(x[1]) * 1e8, math.exp(x[2]) * 1e-3)
 
 
 def fit(rows):
     def loss(x):
         p = unpack(x)
         return sum((predict(p, r) / r["step_s"] - 1) ** 2 for r in rows)
-    best = min((nelder_mead(loss, x0) for x0 in ([1.5, 0.5, 0, 0, 0], [0.5, 1.0, 1, 2, 1])), key=loss)
-    return unpack(best)
+    return unpack(nelder_mead(loss, [1.5, 1.0, 1.0]))
 
 
-def crossover(p, strategy_b, k_b, comm_b, ref_rows):
-    """Bandwidths (Gbit/s, 0.01-100) where fsdp (K, comm) and replicated swap places, for the model of
-    ref_rows (its replicated and fsdp points give the compute and the bytes; compute at the median)."""
-    rep = [r for r in ref_rows if r["strategy"] == "replicated"]
-    fs = [r for r in ref_rows if r["strategy"] == strategy_b and r["k"] == k_b and r["comm"] == comm_b]
-    if not rep or not fs:
-        return []
-    compute = float(np.median([work(r) for r in rep + fs]))
-    rates = np.logspace(-2, 2, 400)
-    diff = [step_model(p, b, "fsdp", k_b, compute, fs[0]["gather_mb"] * 5e5, fs[0]["reduce_mb"] * 5e5)
-            - step_model(p, b, "replicated", 2, compute, 0, rep[0]["reduce_mb"] * 5e5) for b in rates]
-    # Each crossing, with the strategy that is faster just below it.
+# --- FSDP against replicated -----------------------------------------------------------------------------------
+
+def loopback_compute(rows, model, kind):
+    """(forward+backward, optimizer) of a configuration from its loopback run: the model's compute with the
+    least communication in it."""
+    r = next((r for r in rows if r["model"] == model and r["link"] == "loopback" and key(r)[1:] == kind), None)
+    return None if r is None else (work(r) - r["optimizer"], r["optimizer"], r)
+
+
+def curve(p, rows, model, kind, rates):
+    got = loopback_compute(rows, model, kind)
+    if got is None:
+        return None
+    fb, opt, r = got
+    return [simulate(p, b, kind[0], kind[1], kind[2], r["units"], r["flops"], fb, opt) for b in rates]
+
+
+def crossovers(p, rows, model, kind, rates):
+    """Bandwidths where fsdp `kind` and replicated swap places (each with its loopback compute), with the one
+    faster just below."""
+    a, b = curve(p, rows, model, kind, rates), curve(p, rows, model, CONFIGS[0], rates)
+    if a is None or b is None:
+        return None
+    diff = np.array(a) - np.array(b)
     return [(float(math.sqrt(rates[i] * rates[i + 1])), "fsdp" if diff[i] < 0 else "replicated")
             for i in range(len(rates) - 1) if diff[i] * diff[i + 1] < 0]
 
@@ -130,48 +187,47 @@ def crossover(p, strategy_b, k_b, comm_b, ref_rows):
 def preset(name):
     with open(os.path.join(HERE, "..", "..", "inputs", name), "rb") as f:
         m = tomllib.load(f)["model"]
-    d, layers, ff, vocab = m["d_model"], m["n_layers"], m["d_ff"], m["vocab_size"]
-    kv = d // m["n_heads"] * m["n_kv_heads"]
-    block = d * (d + 2 * kv) + d * d + 3 * d * ff + 2 * d
-    params = layers * block + vocab * d * (1 if m.get("tie_embeddings", True) else 2) + d
-    matmul = layers * (d * (d + 2 * kv) + d * d + 3 * d * ff) + vocab * d  # ModelConfig::train_flops
-    return params, layers, d, matmul
+    params, flops = units(m["d_model"], m["d_ff"], m["n_layers"], m["vocab_size"], m["n_heads"], m["n_kv_heads"],
+                          SEQ)
+    if m.get("tie_embeddings", True):
+        sys.exit(f"analyze.py: {name} ties its embeddings; the projection's units assume an untied head")
+    return params, flops
 
 
-SEQ, TOKENS_PER_GPU = 4096, 2 * 4096  # one micro-batch of 2 sequences per GPU
+SEQ, SEQS_PER_GPU = 4096, 2  # one micro-batch of 2 sequences of 4096 tokens per GPU
 # Dense bf16 peaks (A100 SXM 312 TFLOP/s, H100 SXM 989 TFLOP/s) at the model flop utilisation of the seeds'
 # Granite 7B run: 4550 tokens/s per A100 (/work/shared/seeds/000_*).
 GPUS = {"A100": 312e12, "H100": 989e12}
 NETS = {"100G Ethernet": 100e9, "4x200G InfiniBand": 800e9}  # per node of 8 GPUs
-NVLINK = 600e9 * 8 / 2  # bytes/s one direction between GPUs of a node (600 GB/s card-to-card, both ways)
+NVLINK = 300e9  # bytes/s one direction per GPU (600 GB/s both ways, A100 and H100 NVLink)
 
 
 def seed_mfu():
-    _, layers, d, matmul = preset("llama-7b.toml")
-    flops_per_token = 6 * matmul + 6 * layers * d * SEQ
-    return 4550 * flops_per_token / GPUS["A100"]
+    _, flops = preset("llama-7b.toml")
+    return 4550 * 3 * sum(flops) / GPUS["A100"]
 
 
-def project(p, preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8):
-    """Weak scaling: each GPU keeps TOKENS_PER_GPU per micro-batch; FSDP over all n_gpus with bf16 gathers
-    (forward and again in backward) and bf16 reduce-scatters; a ring's inter-node hops carry (N-1)/N of
-    each whole buffer through every node's network; inside one node, NVLink. Returns (efficiency, step s,
-    compute s, link Gbit/s needed on average)."""
-    params, layers, d, matmul = preset(preset_name)
-    compute = TOKENS_PER_GPU * (6 * matmul + 6 * layers * d * SEQ) / (GPUS[gpu] * mfu)
-    share = (n_gpus - 1) / n_gpus
-    per_direction = share * (2 * params * 2 + params * 2)
+def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_GPU):
+    """Weak scaling: each GPU keeps `seqs` sequences per micro-batch; FSDP K = 2 over all n_gpus with bf16
+    gathers and reduce-scatters as NCCL rings (every node's network carries (N - 1) / N of each unit each
+    way); inside one node NVLink. No latency, no CPU limit and no optimizer term (NCCL moves data without
+    the host; AdamW on 1/N of the parameters is small beside compute). Returns (efficiency, step s,
+    compute s, Gbit/s each node's network carries on average)."""
+    params, flops = preset(preset_name)
+    fwd = np.array(flops) * seqs * SEQ / (GPUS[gpu] * mfu)
     rate = NVLINK if n_gpus <= 8 else eta_net * net_bps / 8
-    # No CPU limit and no optimizer term: NCCL moves data without the host, and AdamW on 1/N of the
-    # parameters is small beside compute on a GPU.
-    step = step_model((1.0, 1e30) + tuple(p[2:]), rate * 8 / 1e9, "fsdp", 2, compute, per_direction, 0)
-    return compute / step, step, compute, per_direction * 8 / step / 1e9
+    step = stepmodel.step_time("fsdp", 2, params, 2, fwd, 2 * fwd, 0.0, rate, 0.0, algorithm="ring", ranks=n_gpus)
+    compute = 3 * fwd.sum()
+    gathered = sum(params[u] for u in stepmodel.gathered_per_step(2, len(params)))
+    moved = (gathered + sum(params)) * 2 * (n_gpus - 1) / n_gpus
+    return compute / step, step, compute, moved * 8 / step / 1e9
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "results.csv"))
+    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "idle", "results.csv"))
     ap.add_argument("--plots", default=HERE, help="directory for the PNG plots")
+    ap.add_argument("--check", help="a later CSV whose every point the fitted model predicts (none is fitted)")
     args = ap.parse_args()
     rows = load(args.csv)
     if not rows:
@@ -183,81 +239,96 @@ def main():
     held = [r for r in rows if r["held_out"]]
     p = fit(fitted)
     print(f"fitted on {len(fitted)} points, held out {len(held)} (every second point in run order)")
-    print(f"parameters: eta {p[0]:.3f}, C {p[1] * 8 / 1e9:.2f} Gbit/s, w_replicated {p[2]:.2f}, w_K2 {p[3]:.2f}, "
-          f"w_K4 {p[4]:.2f}")
+    print(f"parameters (3): eta {p[0]:.3f}, C {p[1] * 8 / 1e9:.2f} Gbit/s per direction, "
+          f"latency {1e3 * p[2]:.1f} ms per collective phase")
     for r in rows:
         r["pred"] = predict(p, r)
         r["err"] = 100 * (r["pred"] / r["step_s"] - 1)
-    print("\n| held out | link | model | strategy | K | comm | measured s | model s | error |")
-    print("|---|---|---|---|---|---|---:|---:|---:|")
+    print("\n| held out | link | model | strategy | K | comm | work s | measured s | model s | error |")
+    print("|---|---|---|---|---|---|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {'yes' if r['held_out'] else 'no'} | {r['link']} | {r['model']} | {r['strategy']} | {r['k']} | "
-              f"{r['comm']} | {r['step_s']:.3f} | {r['pred']:.3f} | {r['err']:+.1f} % |")
-    fit_err = max(abs(r["err"]) for r in fitted)
-    print(f"\nmax fit error: {fit_err:.1f} %")
+              f"{r['comm']} | {work(r):.3f} | {r['step_s']:.3f} | {r['pred']:.3f} | {r['err']:+.1f} % |")
+    print(f"\nmax fit error: {max(abs(r['err']) for r in fitted):.1f} %")
     if held:
+        within = sum(abs(r["err"]) <= 15 for r in held)
+        print(f"held out within 15 %: {within} of {len(held)}")
         print(f"max model error: {max(abs(r['err']) for r in held):.1f} %")
+    # The same parameters with the loopback run's compute in place of each point's work: a prediction from
+    # loopback alone (it also carries what the link's traffic costs the CPU, which loopback does not show).
+    if args.check:
+        check = load(args.check, rows)
+        print(f"\ncheck: every point of {os.path.relpath(args.check)} predicted with the parameters above")
+        print("| link | model | strategy | K | comm | work s | measured s | model s | error |")
+        print("|---|---|---|---|---|---:|---:|---:|---:|")
+        for r in check:
+            r["err"] = 100 * (predict(p, r) / r["step_s"] - 1)
+            print(f"| {r['link']} | {r['model']} | {r['strategy']} | {r['k']} | {r['comm']} | {work(r):.3f} | "
+                  f"{r['step_s']:.3f} | {predict(p, r):.3f} | {r['err']:+.1f} % |")
+        print(f"check points within 15 %: {sum(abs(r['err']) <= 15 for r in check)} of {len(check)}; "
+              f"max error {max(abs(r['err']) for r in check):.1f} %")
+    alone = []
+    for r in held:
+        fb, opt, _ = loopback_compute(rows, r["model"], key(r)[1:])
+        alone.append(simulate(p, r["rate_gbit"], r["strategy"], r["k"], r["comm"], r["units"], r["flops"], fb, opt)
+                     / r["step_s"] - 1)
+    if alone:
+        print(f"held out, with each configuration's loopback compute instead of the point's work: max error "
+              f"{100 * max(abs(e) for e in alone):.1f} %, {sum(abs(e) <= 0.15 for e in alone)} of {len(alone)} "
+              f"within 15 %")
 
-    # Loopback target: fsdp K = 2 over 1 Gbit/s against its own loopback step rate, as measured and at equal
-    # compute (each step divided by its own run's compute: the machine's load changes compute between runs).
-    print("\nFSDP K = 2 (fp32) step rate at 1 Gbit/s as a share of loopback's, per model "
-          "(measured; at equal compute):")
+    print("\nFSDP K = 2 (fp32) step rate at 1 Gbit/s as a share of loopback's, per model:")
     for model in sorted({r["model"] for r in rows}):
-        pick = lambda link: [r for r in rows if r["model"] == model and r["link"] == link and r["strategy"] == "fsdp"
-                             and r["k"] == 2 and r["comm"] == "fp32"]
+        pick = lambda link: [r for r in rows if r["model"] == model and r["link"] == link and key(r)[1:] == CONFIGS[2]]
         one, loop = pick("1gbit"), pick("loopback")
         if one and loop:
-            c_one, c_loop = work(one[0]), work(loop[0])
-            need = (one[0]["gather_mb"] + one[0]["reduce_mb"]) / 2 * 8e6 / 1e9  # seconds at 1 Gbit/s
-            print(f"  {model}: {100 * loop[0]['step_s'] / one[0]['step_s']:.0f} %; "
-                  f"{100 * (loop[0]['step_s'] / c_loop) / (one[0]['step_s'] / c_one):.0f} % "
-                  f"(work {c_loop:.2f} s on loopback, {c_one:.2f} s at 1 Gbit/s; "
-                  f"its communication at the line rate {need:.2f} s)")
+            print(f"  {model}: {100 * loop[0]['step_s'] / one[0]['step_s']:.0f} % (work {work(loop[0]):.2f} s on "
+                  f"loopback, {work(one[0]):.2f} s at 1 Gbit/s)")
 
     print("\nFSDP against replicated per bandwidth: measured step s (model s) / MB each rank sends+receives per step")
     print("| model | link | replicated | fsdp K2 fp32 | fsdp K2 bf16 | fastest measured | fastest by the model |")
     print("|---|---|---|---|---|---|---|")
-    kinds = (("replicated", 2, "fp32"), ("fsdp", 2, "fp32"), ("fsdp", 2, "bf16"))
+    kinds, names = CONFIGS[:1] + CONFIGS[2:4], ["replicated", "fsdp fp32", "fsdp bf16"]
+    agree = total = 0
     for model in sorted({r["model"] for r in rows}):
         for link in dict.fromkeys(r["link"] for r in rows):
-            cells = [next((r for r in rows if r["model"] == model and r["link"] == link and (r["strategy"], r["k"],
-                                                                                            r["comm"]) == kind), None)
+            cells = [next((r for r in rows if r["model"] == model and r["link"] == link and key(r)[1:] == kind), None)
                      for kind in kinds]
             if None in cells:
                 continue
-            names = ["replicated", "fsdp fp32", "fsdp bf16"]
-            fastest = lambda key: names[min(range(3), key=lambda i: cells[i][key])]
+            fastest = lambda field: names[min(range(3), key=lambda i: cells[i][field])]
+            agree, total = agree + (fastest("step_s") == fastest("pred")), total + 1
             print(f"| {model} | {link} | " + " | ".join(
                 f"{r['step_s']:.2f} ({r['pred']:.2f}) / {r['gather_mb'] + r['reduce_mb']:.0f}" for r in cells)
                 + f" | {fastest('step_s')} | {fastest('pred')} |")
+    print(f"same fastest at {agree} of {total} (model, link) pairs")
+    rates = np.logspace(-2, 2, 161)
     for model in sorted({r["model"] for r in rows}):
-        for comm in ("fp32", "bf16"):
-            cross = crossover(p, "fsdp", 2, comm, [r for r in rows if r["model"] == model])
-            print(f"{model} at its median work: fsdp K2 {comm} and replicated swap places at "
-                  + (", ".join(f"{c:.2f} Gbit/s ({below} faster below)" for c, below in cross) if cross
-                     else "no bandwidth in 0.01-100 Gbit/s"))
+        for kind in (CONFIGS[2], CONFIGS[3]):
+            cross = crossovers(p, rows, model, kind, rates)
+            if cross is not None:
+                print(f"{model}, loopback compute: fsdp K2 {kind[2]} and replicated swap places at "
+                      + (", ".join(f"{c:.2f} Gbit/s ({below} faster below)" for c, below in cross) if cross
+                         else "no bandwidth in 0.01-100 Gbit/s"))
 
     mfu = seed_mfu()
     print(f"\nprojection (MFU {100 * mfu:.0f} % from the seeds' 4550 tokens/s per A100 on Granite 7B; "
-          f"{TOKENS_PER_GPU} tokens per GPU per micro-batch; FSDP K = 2 overlap w = {p[3]:.2f}; bf16 on the wire; "
+          f"{SEQS_PER_GPU} x {SEQ} tokens per GPU per micro-batch; FSDP K = 2, bf16 on the wire, NCCL rings; "
           f"80 % of the nominal network rate):")
     projections = {}
     for name, preset_file in (("7B", "llama-7b.toml"), ("11B", "llama-11b.toml")):
         for gpu in GPUS:
             for net, bps in NETS.items():
-                effs = [project(p, preset_file, gpu, bps, n, mfu) for n in (8, 64, 512)]
+                effs = [project(preset_file, gpu, bps, n, mfu) for n in (8, 64, 512)]
                 projections[(name, gpu, net)] = effs
                 print(f"  {name:>3} {gpu} {net:>18}: " + ", ".join(
                     f"{n} GPUs {100 * e[0]:.0f} % ({e[3]:.0f} Gbit/s)" for n, e in zip((8, 64, 512), effs)))
-    seed = project(p, "llama-11b.toml", "A100", 200e9, 1600, mfu, eta_net=120 / 200)
+    seed = project("llama-11b.toml", "A100", 200e9, 1600, mfu, eta_net=120 / 200)
     print(f"  seeds: 11B on 200 x 8 A100 over 2 x 100 Gbit/s Ethernet (120 Gbit/s usable): model {100 * seed[0]:.0f} % "
-          f"efficiency, {seed[3]:.0f} Gbit/s average per node (IBM measured a 32 Gbit/s peak; 4.5x from the rate "
-          f"limiter, which this model has no term for beyond w)")
-    # The tokens per GPU and micro-batch at which 11B's communication fits in 32 Gbit/s behind its compute.
-    bits = seed[3] * 1e9 * seed[1]  # per micro-batch through each node's network
-    tokens = TOKENS_PER_GPU * (bits / 32e9) / (p[3] * seed[2])
-    print(f"  at IBM's 32 Gbit/s the model needs >= {tokens:.0f} tokens per A100 per micro-batch "
-          f"({tokens / SEQ:.1f} sequences of {SEQ}) for the communication to hide behind compute")
+          f"efficiency, {seed[3]:.0f} Gbit/s average per node (IBM measured a 32 Gbit/s peak)")
+    seqs = next(s for s in range(1, 257) if project("llama-11b.toml", "A100", 32e9, 1600, mfu, 1.0, s)[0] >= 0.95)
+    print(f"  at 32 Gbit/s per node the model needs >= {seqs} sequences of {SEQ} per A100 per micro-batch "
+          f"for 95 % efficiency")
     plot(rows, p, projections, args.plots)
 
 
@@ -271,31 +342,29 @@ def plot(rows, p, projections, out):
     for label, sel, marker in (("fitted", lambda r: not r["held_out"], "o"), ("held out", lambda r: r["held_out"], "x")):
         pts = [r for r in rows if sel(r)]
         ax.scatter([r["step_s"] for r in pts], [r["pred"] for r in pts], marker=marker, label=label)
+    low = min(min(r["step_s"], r["pred"]) for r in rows) * 0.9
     top = max(max(r["step_s"], r["pred"]) for r in rows) * 1.1
-    ax.plot([0, top], [0, top], "k-", lw=0.5)
-    ax.plot([0, top], [0, top * 1.15], "k:", lw=0.5)
-    ax.plot([0, top], [0, top * 0.85], "k:", lw=0.5, label="+-15 %")
+    ax.plot([low, top], [low, top], "k-", lw=0.5)
+    ax.plot([low, top], [low * 1.15, top * 1.15], "k:", lw=0.5)
+    ax.plot([low, top], [low * 0.85, top * 0.85], "k:", lw=0.5, label="+-15 %")
     ax.set(xscale="log", yscale="log", xlabel="measured step (s)", ylabel="model step (s)",
-           title="Step-time model at W = 2")
+           title="Schedule model at W = 2")
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out, "model_error.png"), dpi=100)
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5), sharey=False)
-    rates = np.logspace(-1.2, 1.2, 100)
-    styles = {("replicated", 2, "fp32"): "C0", ("fsdp", 1, "fp32"): "C1", ("fsdp", 2, "fp32"): "C2",
-              ("fsdp", 2, "bf16"): "C3", ("fsdp", 4, "fp32"): "C4"}
-    for ax, model in zip(axes, sorted({r["model"] for r in rows})):
+    models = sorted({r["model"] for r in rows})
+    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4.5), squeeze=False)
+    rates = np.logspace(-1.2, 1.2, 60)
+    for ax, model in zip(axes[0], models):
         sel = [r for r in rows if r["model"] == model]
-        compute = float(np.median([work(r) for r in sel]))
-        for (strategy, k, comm), colour in styles.items():
-            pts = [r for r in sel if r["strategy"] == strategy and r["k"] == k and r["comm"] == comm and r["rate_gbit"] > 0]
-            if not pts:
+        for colour, kind in zip(("C0", "C1", "C2", "C3", "C4"), CONFIGS):
+            pts = [r for r in sel if key(r)[1:] == kind and r["rate_gbit"] > 0]
+            line = curve(p, rows, model, kind, rates)
+            if not pts or line is None:
                 continue
-            curve = [step_model(p, b, strategy, k, compute, pts[0]["gather_mb"] * 5e5, pts[0]["reduce_mb"] * 5e5)
-                     for b in rates]
-            name = strategy if strategy == "replicated" else f"fsdp K{k} {comm}"
-            ax.plot(rates, curve, color=colour, label=name)
+            name = "replicated" if kind[0] == "replicated" else f"fsdp K{kind[1]} {kind[2]}"
+            ax.plot(rates, line, color=colour, label=name)
             ax.scatter([r["rate_gbit"] for r in pts], [r["step_s"] for r in pts], color=colour)
             ax.scatter([r["rate_gbit"] * 1.08 for r in pts], [r["pred"] for r in pts], facecolors="none",
                        edgecolors=colour)
@@ -303,8 +372,8 @@ def plot(rows, p, projections, out):
                title=f"{model} ({sel[0]['params'] / 1e6:.1f} M parameters)")
         ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.legend(fontsize=7)
-    fig.suptitle("W = 2: measured (dots), the model for each point's own compute (circles) and at the median "
-                 "compute of the model's points (lines)")
+    fig.suptitle("W = 2: measured (dots), the model with each point's own work (circles) and with the "
+                 "loopback run's compute (lines)")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "step_vs_bandwidth.png"), dpi=100)
 
