@@ -99,7 +99,7 @@ class RingReduceScatter final : public Registered {
   void post() {
     requests_.clear();
     if (size_ == 1) {
-      std::memcpy(out_, in_, count_ * width_);
+      if (count_ > 0) std::memcpy(out_, in_, count_ * width_);
       return;
     }
     const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
