@@ -8,9 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <vector>
 
+#include "../random_floats.hpp"
 #include "isa/kernels.hpp"
 #include "ops.hpp"
 
@@ -26,13 +26,7 @@ std::vector<const ElementwiseKernels*> runnable_variants() {
   return out;
 }
 
-std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = normal(rng);
-  return v;
-}
+using testing::random_floats;
 
 // Runs `run(kernels, outputs...)` for the baseline and every runnable variant and compares the outputs bitwise.
 template <typename Run>

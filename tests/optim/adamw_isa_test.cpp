@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <vector>
 
+#include "../random_floats.hpp"
 #include "isa/adamw_kernels.hpp"
 #include "llmtrain/core/cpu_isa.hpp"
 #include "llmtrain/optim/adamw.hpp"
@@ -19,13 +19,7 @@ namespace {
 using isa::AdamWCoefficients;
 using isa::AdamWKernel;
 
-std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = normal(rng);
-  return v;
-}
+using testing::random_floats;
 
 // A third step at lr 1e-3 with weight decay 0.1, gradients clipped by 0.5 (AdamW::step's formulas).
 AdamWCoefficients third_step() {
