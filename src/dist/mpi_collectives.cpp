@@ -19,6 +19,13 @@ namespace {
 
 using Registry = std::vector<Request::Pending*>;
 
+// Calls issue(offset, n) for consecutive pieces of at most max_chunk of `count` elements (MPI counts are int).
+template <typename Issue>
+void for_chunks(std::size_t count, std::size_t max_chunk, Issue issue) {
+  for (std::size_t offset = 0; offset < count; offset += max_chunk)
+    issue(offset, int(std::min(max_chunk, count - offset)));
+}
+
 // A live request of a communicator, listed in its registry so that progress() can drive it.
 class Registered : public Request::Pending {
  public:
@@ -105,23 +112,21 @@ class RingReduceScatter final : public Registered {
     const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
     char* into = landing();
     const char* from = sending();
-    for (std::size_t offset = 0; offset < count_; offset += max_chunk_) {
-      const int n = int(std::min(max_chunk_, count_ - offset));
+    for_chunks(count_, max_chunk_, [&](std::size_t offset, int n) {
       LLMTRAIN_MPI_CHECK(MPI_Irecv(into + offset * width_, n, datatype_, previous, tag_, comm_,
                                    &requests_.emplace_back(MPI_REQUEST_NULL)));
       LLMTRAIN_MPI_CHECK(MPI_Isend(from + offset * width_, n, datatype_, next, tag_, comm_,
                                    &requests_.emplace_back(MPI_REQUEST_NULL)));
-    }
+    });
   }
 
   // The step's block arrived: add this member's values of it, then start the next step.
   void next() {
     char* into = landing();
     const char* mine = block(rank_ - step_ - 2);
-    for (std::size_t offset = 0; offset < count_; offset += max_chunk_) {
-      const int n = int(std::min(max_chunk_, count_ - offset));
+    for_chunks(count_, max_chunk_, [&](std::size_t offset, int n) {
       LLMTRAIN_MPI_CHECK(MPI_Reduce_local(mine + offset * width_, into + offset * width_, n, datatype_, sum_));
-    }
+    });
     if (++step_ < size_ - 1) post();
   }
 
@@ -232,8 +237,7 @@ class MpiCollectives final : public Collectives {
 
   template <typename Issue>
   void for_chunks(std::size_t count, Issue issue) const {
-    for (std::size_t offset = 0; offset < count; offset += max_chunk_)
-      issue(offset, int(std::min(max_chunk_, count - offset)));
+    dist::for_chunks(count, max_chunk_, issue);
   }
 
   void agree(void* values, std::size_t count, MPI_Datatype datatype, MPI_Op op) {

@@ -25,6 +25,7 @@ namespace {
 // queued: issued by the window, waiting for the wire (the gather before it is still running);
 // in_flight: on the wire.
 enum class Gather { none, queued, in_flight, ready };
+bool on_wire(Gather g) { return g == Gather::queued || g == Gather::in_flight; }
 
 struct Unit {
   std::string name;
@@ -73,7 +74,7 @@ struct FsdpStore::Impl {
   int window_used() const {
     int n = 0;
     for (const Unit& u : units)
-      n += options.reshard_after_forward ? u.gather != Gather::none : !(u.gather == Gather::none || u.gather == Gather::ready);
+      n += options.reshard_after_forward ? u.gather != Gather::none : on_wire(u.gather);
     return n;
   }
 
@@ -91,8 +92,8 @@ struct FsdpStore::Impl {
   }
 
   // Completes the running gather if it is done (or, with `block`, once it is) and starts the next queued
-  // one; repeats while gathers complete. Returns whether a gather is still on the wire.
-  bool advance_wire(bool block) {
+  // one; repeats while gathers complete.
+  void advance_wire(bool block) {
     while (!wire.empty()) {
       Unit& front = units[std::size_t(wire.front())];
       if (front.gather == Gather::queued) start(front);
@@ -103,12 +104,11 @@ struct FsdpStore::Impl {
       block = false;
     }
     gather_busy.set(!wire.empty());
-    return !wire.empty();
   }
 
   // Runs the wire until `u`'s gather is complete (the gathers queued before it complete first).
   void finish(Unit& u) {
-    while (u.gather == Gather::queued || u.gather == Gather::in_flight) advance_wire(true);
+    while (on_wire(u.gather)) advance_wire(true);
   }
 
   void start(Unit& u) {
