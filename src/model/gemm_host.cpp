@@ -2,8 +2,8 @@
 // cuBLASLt; src/model/cuda/gemm_cublas.cpp), since the pointers then live in device memory.
 //
 // Bf16 products: on CPUs with AVX512_BF16 our kernel (isa/gemm_bf16_avx512.cpp; Debian's OpenBLAS has no
-// cblas_sbgemm), which rounds the operands while packing them (op(B) once for all calls while a
-// ReusedOperandB covers it). Elsewhere the same arithmetic is emulated:
+// cblas_sbgemm), which rounds the operands while packing them (op(B) once for all the calls given
+// the same ReusedOperandB under one Promise). Elsewhere the same arithmetic is emulated:
 // the operands are rounded to bf16 values held in fp32 and multiplied by sgemm. The product of two bf16
 // values is exact in fp32, so that too is an fp32 accumulation of bf16 products, only not faster.
 #include <cblas.h>
@@ -57,12 +57,12 @@ const float* rounded_copy(std::vector<float>& dst, const float* src, std::int64_
 
 void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-               Precision precision) {
+               Precision precision, ReusedOperandB* reuse_b) {
   if (precision == Precision::Bf16) {
     const bool trans_a = ta == Trans::Yes, trans_b = tb == Trans::Yes;
     if (bf16_supported())
       isa::gemm_bf16_avx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                            reused_packing(b, trans_b, ldb, n, k));
+                            reuse_b ? reuse_b->packing(trans_b, ldb, n, k) : nullptr);
     else
       isa::gemm_bf16_emulated(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
@@ -72,7 +72,7 @@ void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t 
 }
 void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
                std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc,
-               Precision precision) {
+               Precision precision, ReusedOperandB*) {
   LLMTRAIN_CHECK(precision == Precision::Fp32, "bf16 products are for float operands only");
   cblas_dgemm(CblasRowMajor, to_cblas(ta), to_cblas(tb), int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
               beta, c, int(ldc));
@@ -88,7 +88,7 @@ constexpr std::int64_t kPanelRowMultiple = 64;
 template <typename T>
 void host_gemm_polled(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
                       std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc,
-                      Precision precision) {
+                      Precision precision, ReusedOperandB* reuse_b) {
   const double budget = double(progress_interval_us()) * 1e-6 * kNominalFlopsPerSecond;
   std::int64_t rows = m;
   if (budget > 0 && k > 0) {
@@ -98,21 +98,28 @@ void host_gemm_polled(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::i
   for (std::int64_t i0 = 0; i0 < m; i0 += rows) {
     const std::int64_t panel = std::min(rows, m - i0);
     const T* a_panel = ta == Trans::No ? a + i0 * lda : a + i0;  // op(A) rows i0.. : A's rows or columns
-    host_gemm(ta, tb, panel, n, k, alpha, a_panel, lda, b, ldb, beta, c + i0 * ldc, ldc, precision);
+    host_gemm(ta, tb, panel, n, k, alpha, a_panel, lda, b, ldb, beta, c + i0 * ldc, ldc, precision, reuse_b);
     poll_progress();
   }
 }
 
+// Every product, timed into gemm_stats(); reuse_b (null or float only) is ignored by cuBLAS.
 template <typename T>
-void dispatch(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
-              std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, Precision precision) {
+void timed_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+                std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, Precision precision,
+                [[maybe_unused]] ReusedOperandB* reuse_b) {
+  if (m == 0 || n == 0) return;
+  const Stopwatch watch;
 #if defined(KOKKOS_ENABLE_CUDA)
   Kokkos::fence();  // Kokkos kernels and cuBLAS may use different streams
   gemm_cublas<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
   Kokkos::fence();
 #else
-  host_gemm_polled(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
+  host_gemm_polled(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, reuse_b);
 #endif
+  g_stats.seconds += watch.seconds();
+  g_stats.flops += 2.0 * double(m) * double(n) * double(k);
+  g_stats.calls += 1;
 }
 
 }  // namespace
@@ -150,12 +157,14 @@ bool bf16_supported() {
 template <typename T>
 void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, Precision precision) {
-  if (m == 0 || n == 0) return;
-  const Stopwatch watch;
-  dispatch(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
-  g_stats.seconds += watch.seconds();
-  g_stats.flops += 2.0 * double(m) * double(n) * double(k);
-  g_stats.calls += 1;
+  timed_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, nullptr);
+}
+
+void gemm_reusing_b(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                    std::int64_t ldc, Precision precision, ReusedOperandB& reuse) {
+  LLMTRAIN_CHECK(reuse.promises(b), "gemm_reusing_b: B is not the matrix promised to its ReusedOperandB (or none is)");
+  timed_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, &reuse);
 }
 
 template void gemm<float>(Trans, Trans, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,

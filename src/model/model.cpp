@@ -58,12 +58,15 @@ struct Model<T>::State {
   std::optional<BackwardScratch<T>> scratch;
   std::optional<Attention<T>> attention;
   Kokkos::View<T*> final_x, final_rstd, head_logits, row_loss;
+  ReusedOperandB head_packed;  // the head weight's packed bf16 copies, for the chunks of one head pass
   PassTimes times;
 
   Index n() const { return batch * seq; }
-  // Every product of the model, in the model's precision.
+  // Every product of the model, in the model's precision; with reuse_b (float only), B is its promised matrix.
   void mm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b, Index ldb,
-          T beta, T* c, Index ldc) {
+          T beta, T* c, Index ldc, ReusedOperandB* reuse_b = nullptr) {
+    if constexpr (std::is_same_v<T, float>)
+      if (reuse_b) return gemm_reusing_b(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, *reuse_b);
     gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
   }
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
@@ -242,20 +245,27 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
   ops::rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"), N,
                        D, c.norm_eps);
   T* d_final = want_grad ? scratch->d_mid.data() : nullptr;
-  // The head's weight is op(B) of every chunk's logits and input gradient: bf16 products pack it once.
-  std::optional<ReusedOperandB> reuse_head;
+  // The head's weight is op(B) of every chunk's logits and input gradient: bf16 products pack it once per
+  // pass (it cannot change while the head is acquired; reused_operand.cpp says why that is enough).
+  std::optional<ReusedOperandB::Promise> head_promise;
+  ReusedOperandB* reuse_head = nullptr;
   if constexpr (std::is_same_v<T, float>)
-    if (N > kHeadChunkRows) reuse_head.emplace(head_weight());
+    if (N > kHeadChunkRows) {
+      head_promise.emplace(head_packed, head_weight());
+      reuse_head = &head_packed;
+    }
   for (Index r0 = 0; r0 < N; r0 += kHeadChunkRows) {
     const Index rows = std::min(kHeadChunkRows, N - r0);
     T* z = head_logits.data();
-    mm(Trans::No, Trans::Yes, rows, V, D, T(1), final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V);
+    mm(Trans::No, Trans::Yes, rows, V, D, T(1), final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V,
+       reuse_head);
     if (logits_out) ops::copy(logits_out + r0 * V, z, rows * V);
     ops::cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
                             grad_scale_per_token, want_grad);
     if (!want_grad) continue;
     const Stopwatch backward_watch;  // the head's backward half, counted as backward time
-    mm(Trans::No, Trans::No, rows, D, V, T(1), z, V, head_weight(), D, T(0), d_final + r0 * D, D);
+    mm(Trans::No, Trans::No, rows, D, V, T(1), z, V, head_weight(), D, T(0), d_final + r0 * D, D,
+       reuse_head);
     mm(Trans::Yes, Trans::No, V, D, rows, T(1), z, V, final_x.data() + r0 * D, D, T(1), head_grad(), D);
     times.backward_s += fenced_seconds(backward_watch);
   }

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <Kokkos_Core.hpp>
+
 #include "llmtrain/core/error.hpp"
 #include "isa/gemm_bf16_kernel.hpp"
 #include "llmtrain/model/gemm.hpp"
@@ -60,15 +62,16 @@ std::vector<std::pair<const char*, Product>> products() {
          gemm<float>(ta ? Trans::Yes : Trans::No, tb ? Trans::Yes : Trans::No, m, n, k, alpha, a, lda, b, ldb, beta,
                      c, ldc, Precision::Bf16);
        }},
-      // The same under a ReusedOperandB: the first call packs op(B) into the kept copy, the second (whose C
-      // is checked) reads it.
+      // The same reusing B: the first call packs op(B) into the kept copy, the second (whose C is checked)
+      // reads it.
       {"gemm, B reused", [](bool ta, bool tb, long m, long n, long k, float alpha, const float* a, long lda,
                             const float* b, long ldb, float beta, float* c, long ldc) {
-         const ReusedOperandB reuse(b);
+         ReusedOperandB reuse;
+         const ReusedOperandB::Promise promise(reuse, b);
          std::vector<float> first(c, c + (m - 1) * ldc + n);
          for (float* out : {first.data(), c})
-           gemm<float>(ta ? Trans::Yes : Trans::No, tb ? Trans::Yes : Trans::No, m, n, k, alpha, a, lda, b, ldb,
-                       beta, out, ldc, Precision::Bf16);
+           gemm_reusing_b(ta ? Trans::Yes : Trans::No, tb ? Trans::Yes : Trans::No, m, n, k, alpha, a, lda, b, ldb,
+                          beta, out, ldc, Precision::Bf16, reuse);
        }},
       {"emulated", isa::gemm_bf16_emulated}};
   if (bf16_supported())
@@ -209,38 +212,89 @@ TEST(GemmBf16, RowPanelsGiveTheSameBits) {
     }
 }
 
-// While a ReusedOperandB is alive its matrix is packed once: products by it give the bits of unguarded ones
-// whatever their A, and on AVX512_BF16 CPUs a change to it is not seen (the kept copy is what is read, the
-// caller's promise); after the guard the next one packs afresh. One guard at a time.
-TEST(GemmBf16, ReusedOperandBPacksOnceAndIsForgottenAfterItsGuard) {
+// Under a Promise the matrix is packed once: products by it give the bits of products that pack it every
+// time, whatever their A, and on AVX512_BF16 CPUs a change to it is not seen (the kept copy is what is read,
+// the caller's promise). Each ReusedOperandB keeps its own copies: two owners promising two matrices at once
+// each get theirs. After the Promise, the next one packs afresh though the matrix changed at the same address.
+TEST(GemmBf16, ReusedOperandBPacksOncePerPromiseAndPerOwner) {
   const long m = 300, n = 1100, k = 520;  // several column and k blocks: every packed block has its place
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> a(std::size_t(m * k)), a2(a.size()), b(std::size_t(n * k));
-  for (auto* x : {&a, &a2, &b})
+  std::vector<float> a(std::size_t(m * k)), a2(a.size()), b(std::size_t(n * k)), b2(b.size());
+  for (auto* x : {&a, &a2, &b, &b2})
     for (auto& v : *x) v = normal(rng);
-  auto product = [&](const std::vector<float>& left) {
+  auto product = [&](const std::vector<float>& left, const std::vector<float>& right, ReusedOperandB* reuse) {
     std::vector<float> c(std::size_t(m * n));
-    gemm<float>(Trans::No, Trans::Yes, m, n, k, 1.0f, left.data(), k, b.data(), k, 0.0f, c.data(), n,
-                Precision::Bf16);
+    if (reuse)
+      gemm_reusing_b(Trans::No, Trans::Yes, m, n, k, 1.0f, left.data(), k, right.data(), k, 0.0f, c.data(), n,
+                     Precision::Bf16, *reuse);
+    else
+      gemm<float>(Trans::No, Trans::Yes, m, n, k, 1.0f, left.data(), k, right.data(), k, 0.0f, c.data(), n,
+                  Precision::Bf16);
     return c;
   };
-  const auto plain = product(a), plain2 = product(a2);
+  const auto plain = product(a, b, nullptr), plain2 = product(a2, b, nullptr), other = product(a, b2, nullptr);
+  ReusedOperandB reuse, reuse2;
   {
-    const ReusedOperandB reuse(b.data());
-    EXPECT_EQ(product(a), plain);
-    EXPECT_EQ(product(a2), plain2);
-    EXPECT_THROW(ReusedOperandB{b.data()}, Error);
+    const ReusedOperandB::Promise promise(reuse, b.data());
+    const ReusedOperandB::Promise promise2(reuse2, b2.data());
+    EXPECT_EQ(product(a, b, &reuse), plain);
+    EXPECT_EQ(product(a, b2, &reuse2), other) << "the second owner was given the first one's copy";
+    EXPECT_EQ(product(a2, b, &reuse), plain2);
+    EXPECT_THROW(ReusedOperandB::Promise(reuse, b.data()), Error);
     b[7] += 1.0f;  // breaks the promise, to see which copy is read
-    const auto stale = product(a);
+    const auto stale = product(a, b, &reuse);
     if (bf16_supported()) EXPECT_EQ(stale, plain) << "the kept packed copy was not read";
     else EXPECT_NE(stale, plain) << "only the AVX512_BF16 kernel keeps a packed copy";
   }
-  const auto changed = product(a);
+  const auto changed = product(a, b, nullptr);
   EXPECT_NE(changed, plain);
-  const ReusedOperandB reuse(b.data());
-  EXPECT_EQ(product(a), changed) << "a new guard must pack the matrix afresh";
-  EXPECT_THROW(ReusedOperandB{nullptr}, Error);
+  const ReusedOperandB::Promise promise(reuse, b.data());
+  EXPECT_EQ(product(a, b, &reuse), changed) << "a new Promise must pack the matrix afresh (same address)";
+}
+
+// The packed copies are Kokkos host allocations (what the memory tracker behind mem.peak_bytes counts), one
+// per transposition, kept while the next Promise uses them and freed when one does not or when the owner goes.
+// Only the AVX512_BF16 kernel packs: elsewhere nothing is allocated.
+namespace packed_bytes {
+std::int64_t live = 0, allocations = 0;
+void on_allocate(const Kokkos_Profiling_SpaceHandle, const char* label, const void*, const std::uint64_t size) {
+  if (std::string(label) == "reused_operand_b") live += std::int64_t(size), allocations += 1;
+}
+void on_deallocate(const Kokkos_Profiling_SpaceHandle, const char* label, const void*, const std::uint64_t size) {
+  if (std::string(label) == "reused_operand_b") live -= std::int64_t(size);
+}
+}  // namespace packed_bytes
+
+TEST(GemmBf16, ReusedOperandBHoldsItsCopiesInKokkosAllocations) {
+  Kokkos::Tools::Experimental::set_allocate_data_callback(packed_bytes::on_allocate);
+  Kokkos::Tools::Experimental::set_deallocate_data_callback(packed_bytes::on_deallocate);
+  const long n = 300, k = 70;
+  std::vector<float> a(std::size_t(n * k), 0.5f), b(std::size_t(n * k), 0.25f), c(std::size_t(n * n));
+  // Bytes of op(B) packed for each product (2 per value); none where only the emulation runs.
+  const std::int64_t packs = bf16_supported() ? 1 : 0, forward = packs * 2 * isa::gemm_bf16_packed_b_size(n, k),
+                     backward = packs * 2 * isa::gemm_bf16_packed_b_size(k, n);
+  {
+    ReusedOperandB reuse;
+    for (int pass = 0; pass < 2; ++pass) {  // the head's two products, twice: the copies are kept
+      const ReusedOperandB::Promise promise(reuse, b.data());
+      gemm_reusing_b(Trans::No, Trans::Yes, n, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, c.data(), n,
+                     Precision::Bf16, reuse);
+      gemm_reusing_b(Trans::No, Trans::No, k, k, n, 1.0f, a.data(), n, b.data(), k, 0.0f, c.data(), k,
+                     Precision::Bf16, reuse);
+      EXPECT_EQ(packed_bytes::live, forward + backward);
+      EXPECT_EQ(packed_bytes::allocations, 2 * packs);
+    }
+    {
+      const ReusedOperandB::Promise promise(reuse, b.data());
+      gemm_reusing_b(Trans::No, Trans::Yes, n, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, c.data(), n,
+                     Precision::Bf16, reuse);
+    }
+    EXPECT_EQ(packed_bytes::live, forward) << "the copy the last Promise did not use is kept";
+  }
+  EXPECT_EQ(packed_bytes::live, 0) << "the owner's copies outlive it";
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  Kokkos::Tools::Experimental::set_deallocate_data_callback(nullptr);
 }
 
 TEST(GemmBf16, BadInput) {
@@ -257,6 +311,23 @@ TEST(GemmBf16, BadInput) {
   const double x = 1, y = 1;
   double z = 0;
   EXPECT_THROW(gemm<double>(Trans::No, Trans::No, 1, 1, 1, 1.0, &x, 1, &y, 1, 0.0, &z, 1, Precision::Bf16), Error);
+  // Reusing a packed B: a Promise needs a matrix, one at a time per owner, and products must multiply by it.
+  const float p = 1, q = 2;
+  float r = 0;
+  ReusedOperandB reuse;
+  EXPECT_THROW(ReusedOperandB::Promise(reuse, nullptr), Error);
+  try {
+    gemm_reusing_b(Trans::No, Trans::No, 1, 1, 1, 1.0f, &p, 1, &q, 1, 0.0f, &r, 1, Precision::Bf16, reuse);
+    FAIL() << "a product reused B with no Promise alive";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("B is not the matrix promised to its ReusedOperandB"), std::string::npos)
+        << e.what();
+  }
+  const ReusedOperandB::Promise promise(reuse, &q);
+  EXPECT_THROW(gemm_reusing_b(Trans::No, Trans::No, 1, 1, 1, 1.0f, &q, 1, &p, 1, 0.0f, &r, 1, Precision::Bf16, reuse),
+               Error);
+  gemm_reusing_b(Trans::No, Trans::No, 1, 1, 1, 1.0f, &p, 1, &q, 1, 0.0f, &r, 1, Precision::Bf16, reuse);
+  EXPECT_EQ(r, 2.0f);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 namespace llmtrain::model::isa {
 
 // The whole of one op(B) packed for the kernel, kept by a caller that multiplies by it several times
-// (gemm_host.cpp's ReusedOperandB): `data` holds gemm_bf16_packed_b_size(n, k) values. A product given it
+// (a ReusedOperandB, reused_operand.hpp): `data` holds gemm_bf16_packed_b_size(n, k) values. A product given it
 // unfilled packs op(B) into it and marks it filled; given it filled, reads op(B) from it alone.
 struct PackedB {  // an aggregate: no inline constructor for the AVX-512 object to define
   unsigned short* data;
