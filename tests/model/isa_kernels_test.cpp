@@ -218,6 +218,11 @@ TEST(IsaKernels, ChosenVariantIsTheWidestRunnable) {
   std::printf("variants run here: sse2");
   for (const auto* v : variants) std::printf(", %s", v->isa);
   std::printf("; chosen: %s\n", isa::kernels().isa);
+  // The table of variants is in CpuIsa's order: each ISA gets the variant built for it.
+  for (const CpuIsa cpu : {CpuIsa::Sse2, CpuIsa::Avx2, CpuIsa::Avx512})
+    if (cpu_runs(cpu)) {
+      EXPECT_STREQ(isa::kernels_for(cpu).isa, cpu_isa_name(cpu));
+    }
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ TEST(AdamWIsa, VariantsGiveTheBaselineBits) {
     if (!cpu_runs(cpu)) continue;
     ++ran;
     const AdamWKernel& k = isa::adamw_for(cpu);
+    EXPECT_STREQ(k.isa, cpu_isa_name(cpu)) << "the table of variants is not in CpuIsa's order";
     State s = start();
     k.update(s.p.data(), g.data(), s.m.data(), s.v.data(), kN, c);
     EXPECT_EQ(std::memcmp(s.p.data(), base.p.data(), kN * sizeof(float)), 0) << k.isa << ": parameters differ";

@@ -19,4 +19,13 @@ CpuIsa widest_cpu_isa();
 // "sse2", "avx2", "avx512".
 const char* cpu_isa_name(CpuIsa isa);
 
+// The one table of an area's per-ISA variants (each area's isa/select.cpp): the accessor of each variant,
+// in CpuIsa's order. Only the accessor asked for is called: the others live in objects built with
+// instructions this CPU may lack.
+template <typename Variant>
+struct IsaVariants {
+  const Variant& (*by_isa[3])();  // sse2, avx2, avx512
+  const Variant& operator()(CpuIsa isa) const { return by_isa[static_cast<int>(isa)](); }
+};
+
 }  // namespace llmtrain

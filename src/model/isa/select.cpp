@@ -6,15 +6,8 @@
 namespace llmtrain::model::isa {
 
 const ElementwiseKernels& kernels_for(CpuIsa isa) {
-  switch (isa) {
-    case CpuIsa::Avx512:
-      return kernels_avx512();
-    case CpuIsa::Avx2:
-      return kernels_avx2();
-    case CpuIsa::Sse2:
-      break;
-  }
-  return kernels_sse2();
+  static constexpr IsaVariants<ElementwiseKernels> kVariants{{kernels_sse2, kernels_avx2, kernels_avx512}};
+  return kVariants(isa);
 }
 
 const ElementwiseKernels& kernels() {

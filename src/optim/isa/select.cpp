@@ -4,15 +4,8 @@
 namespace llmtrain::optim::isa {
 
 const AdamWKernel& adamw_for(CpuIsa isa) {
-  switch (isa) {
-    case CpuIsa::Avx512:
-      return adamw_avx512();
-    case CpuIsa::Avx2:
-      return adamw_avx2();
-    case CpuIsa::Sse2:
-      break;
-  }
-  return adamw_sse2();
+  static constexpr IsaVariants<AdamWKernel> kVariants{{adamw_sse2, adamw_avx2, adamw_avx512}};
+  return kVariants(isa);
 }
 
 const AdamWKernel& adamw_kernel() {
