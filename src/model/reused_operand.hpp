@@ -7,7 +7,8 @@
 // k)) and packs it only on its first call: results are bitwise those of packing every time. The caller must
 // not change `data` meanwhile. The end of the Promise forgets what was packed, so the next one packs afresh
 // even when the matrix has changed at the same address. The buffers are Kokkos host Views (counted by the
-// memory tracker, mem.peak_bytes) kept for the next Promise: the same products come back every step.
+// memory tracker, mem.peak_bytes) kept for the next Promise, the same products coming back every step; a
+// copy that a Promise did not use is freed at its end.
 // fp32, emulated and CUDA products ignore the object.
 #pragma once
 
