@@ -58,6 +58,9 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
   };
   MemoryEstimate e;
   e.activations = 4.0 * per_token * tokens_per_micro_batch;
+  // On an AVX512_BF16 CPU the head's products keep its weight packed as bf16, once per transposition, between
+  // steps (docs/model.md); counted wherever the run may land.
+  if (config.train.precision == "bf16") e.head_copies = 2.0 * 2.0 * double(m.vocab_size) * double(m.d_model);
   e.state_replicated = 16.0 * static_cast<double>(m.parameter_count());  // fp32 weights + gradients + AdamW m and v
   e.fsdp_state = e.state_replicated / world_size;
   e.fsdp_window = window(world_size);
@@ -70,8 +73,8 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
 }
 
 double MemoryEstimate::total(const std::string& strategy) const {
-  if (strategy == "fsdp") return fsdp_state + fsdp_window + activations;
-  if (strategy == "hsdp") return hsdp_state + hsdp_window + activations;
+  if (strategy == "fsdp") return fsdp_state + fsdp_window + model_own();
+  if (strategy == "hsdp") return hsdp_state + hsdp_window + model_own();
   return data_parallel();
 }
 
@@ -95,7 +98,9 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   const ParallelConfig& p = config.parallel;
   out += cat("memory per rank at ", world_size, " ranks (estimate, float32 state; window K = ", p.max_inflight_units,
              ", R = ", p.max_inflight_reductions, ", activations ", format_bytes(memory.activations),
-             " (recompute = \"", config.train.recompute, "\")):\n");
+             " (recompute = \"", config.train.recompute, "\")",
+             memory.head_copies > 0 ? cat(", bf16 head copies ", format_bytes(memory.head_copies)) : std::string(),
+             "):\n");
   char header[200];
   std::snprintf(header, sizeof header, "  %-40s %12s %12s %12s\n", "strategy", "state", "window", "total");
   out += header;

@@ -75,5 +75,21 @@ TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
   EXPECT_LT(estimate_memory(config, model, 2).activations, whole.activations);
 }
 
+TEST(MemoryCheck, Bf16AddsTheHeadsTwoPackedCopiesToEveryStrategy) {
+  Config config;
+  config.train.recompute = "none";
+  ModelConfig model;
+  model.vocab_size = 1000;
+  model.d_model = 64;
+  const MemoryEstimate fp32 = estimate_memory(config, model, 4);
+  config.train.precision = "bf16";
+  const MemoryEstimate bf16 = estimate_memory(config, model, 4);
+  const double copies = 2 * 2 * 1000 * 64;  // two transpositions, 2 bytes per weight
+  EXPECT_EQ(fp32.head_copies, 0.0);
+  EXPECT_EQ(bf16.head_copies, copies);
+  for (const char* strategy : {"replicated", "fsdp", "hsdp"})
+    EXPECT_EQ(bf16.total(strategy), fp32.total(strategy) + copies) << strategy;
+}
+
 }  // namespace
 }  // namespace llmtrain::job
