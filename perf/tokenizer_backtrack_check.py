@@ -1,24 +1,29 @@
 #!/usr/bin/env python3
 """Feasibility check for a backtracking BPE encoder (the design of GitHub's `bpe` crate, rust-gems) under
-Hugging Face's merge semantics, on the real GPT-2 / Llama-3 files: is it exact, and how much work per byte?
+Hugging Face's merge semantics, on the real GPT-2 / Llama-3 files: is it exact, and does it do less work per
+byte than the merge loop of src/tokenizer/bpe_merge.cpp?
 
 The encoder: at each position take the longest reachable token that prefixes the rest of the piece; keep it
 if the pair (previous token, it) is valid, else try the next shorter prefix token; when none is valid, mark
 the position dead and take back the previous token. Written here in Python only to prove the conditions and
 count the work before anyone writes it in C++ (see perf/RESULTS.md, item 5).
 
-Why it is exact (checked below on the files, and against HF's ids on the corpora):
+When it is exact (the script checks the condition on the file and compares every document with HF's ids):
   (C) every merge (a, b) of rank r has r above the rank of every merge that produces a or b. Then HF's merge
       loop fires merges in non-decreasing rank order (a new pair always involves the token just made, so its
       rank is higher), and equal ranks are the same pair, fired leftmost first.
-  Each token t that BPE can output on its own bytes ("reachable") has one last merge split(t) = (a, b) of rank
-  R(t); bytes are leaves (R = -1). Two reachable tokens x | y stay [x, y] iff no merge across the boundary
-  fires: walking back in time (undo whichever edge token was made later; on equal ranks the right one), the
-  pair (left edge, right edge) with merge rank m fires iff m < (rank that replaces the left edge) and
-  m <= (rank that replaces the right edge) (the left pair wins ties). A token sequence whose every adjacent
-  pair is valid is the BPE output: the first cross merge of the whole text would have to fire at a boundary
-  whose two sides were undisturbed so far, which the pair check excludes. So the state at a position is
-  BPE(prefix) whatever path reached it, and a dead position stays dead.
+  Each token t that BPE rebuilds from its own bytes ("reachable") has a last merge split(t) = (a, b) of rank
+  R(t); bytes are leaves (R = -1). Under C, two reachable tokens x | y stay [x, y] iff no merge across the
+  boundary fires: walking back in time (undo whichever edge token was made later; on equal ranks the right
+  one), the pair (left edge, right edge) with merge rank m fires iff m < (rank that replaces the left edge)
+  and m <= (rank that replaces the right edge) (the left pair wins ties). A sequence whose adjacent pairs are
+  all valid is then the BPE output: the first cross merge of the whole text would fire at a boundary whose
+  two sides were undisturbed so far, which the pair check excludes. So the state at a position is BPE(prefix)
+  whatever path reached it, and a dead position stays dead.
+  GPT-2's merges satisfy C. Llama-3's tokenizer.json does not (it lists every split of a token at that
+  token's tiktoken rank: 49,630 of 280,147 merges rank below a merge that makes one of their parts), and
+  there pairwise validity does not pin the output: ' предупреждаване' has two all-valid sequences, HF's
+  (... 'реж' 'дав' ...) and the greedy one (... 'режд' 'ав' ...).
 
 Usage: python3 perf/tokenizer_backtrack_check.py --shared /work/shared --tokenizer llama3 FILE.jsonl ...
 """
@@ -26,21 +31,11 @@ import argparse
 import json
 import os
 
-from tokenizers import Tokenizer, pre_tokenizers
-from tokenizers.models import BPE
+from tokenizers import Tokenizer
+
+from tokenizer_peers import byte_alphabet, hf_gpt2
 
 INF = 1 << 62
-
-
-def byte_alphabet():
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
 
 
 class NoPath(Exception):
@@ -58,19 +53,20 @@ class Model:
         produced_max = {}
         for r, (a, b) in enumerate(merges):
             ia, ib, it = vocab[a], vocab[b], vocab[a + b]
-            self.pair.setdefault((ia, ib), (r, it))  # HF keeps the first rank of a duplicated pair? checked below
+            self.pair[(ia, ib)] = (r, it)
             produced_max[it] = max(produced_max.get(it, -1), r)
-        assert len(self.pair) == len(merges), "duplicated merge pairs"
-        self.condition_c = all(r > produced_max.get(vocab[a], -1) and r > produced_max.get(vocab[b], -1)
-                               for r, (a, b) in enumerate(merges))
+        assert len(self.pair) == len(merges), "a pair listed twice (HF keeps one rank; not handled here)"
+        self.c_violations = sum(r <= produced_max.get(vocab[a], -1) or r <= produced_max.get(vocab[b], -1)
+                                for r, (a, b) in enumerate(merges))
+        # Each token's last merge when BPE runs on its bytes alone (the merge loop itself, since without C the
+        # order of merges is not the order of ranks); tokens it does not rebuild are unreachable.
         self.rank = {i: -1 for i in self.byte_id}
         self.split = {}
-        for r, (a, b) in enumerate(merges):
-            ia, ib, it = vocab[a], vocab[b], vocab[a + b]
-            if it in self.rank or ia not in self.rank or ib not in self.rank:
-                continue
-            if self.valid(ia, ib, check_top=False):
-                self.rank[it], self.split[it] = r, (ia, ib)
+        for it, text in self.bytes_of.items():
+            if len(text) > 1:
+                last = self.merge_loop(text)
+                if last is not None:
+                    self.rank[it], self.split[it] = last
         self.reachable = {self.bytes_of[i]: i for i in self.rank}
         self.prefixes = {b[:k] for b in self.reachable for k in range(1, len(b) + 1)}
         self.max_len = max(len(b) for b in self.reachable)
@@ -81,15 +77,26 @@ class Model:
         self.char_tokens = {}
         self.counts = dict(bytes=0, trie_steps=0, pair_lookups=0, tries=0, backtracks=0, whole=0, heap_lookups=0)
 
-    def valid(self, x, y, check_top=True):
+    def merge_loop(self, text):
+        """HF's merge loop on bytes: (rank, (left, right)) of the merge that made the single token, or None."""
+        syms, last = [self.byte_id[b] for b in text], None
+        while len(syms) > 1:
+            best = min(((self.pair[p][0], i) for i, p in enumerate(zip(syms, syms[1:])) if p in self.pair), default=None)
+            if best is None:
+                return None
+            r, i = best
+            last = (r, (syms[i], syms[i + 1]))
+            syms[i:i + 2] = [self.pair[(syms[i], syms[i + 1])][1]]
+        return last
+
+    def valid(self, x, y):
+        """True if BPE leaves the reachable tokens x, y as [x, y] when they stand side by side."""
         px = py = INF
         while True:
-            if check_top:
-                self.counts_add("pair_lookups")
-                m = self.pair.get((x, y))
-                if m is not None and m[0] < px and m[0] <= py:
-                    return False
-            check_top = True
+            self.counts["pair_lookups"] += 1
+            m = self.pair.get((x, y))
+            if m is not None and m[0] < px and m[0] <= py:
+                return False
             rx, ry = self.rank[x], self.rank[y]
             if rx > ry:
                 px, x = rx, self.split[x][1]
@@ -97,10 +104,6 @@ class Model:
                 py, y = ry, self.split[y][0]
             else:
                 return True
-
-    def counts_add(self, key, n=1):
-        if hasattr(self, "counts"):
-            self.counts[key] += n
 
     def longest(self, text, pos):
         k = 0  # bytes a trie walk reads: until the text leaves the set of token prefixes
@@ -166,8 +169,7 @@ def load(shared, name):
             vocab = json.load(f)
         with open(os.path.join(tdir, "gpt2/vocab.bpe")) as f:
             merges = [tuple(line.split()) for line in f.read().splitlines()[1:] if line]
-        hf = Tokenizer(BPE.from_file(os.path.join(tdir, "gpt2/encoder.json"), os.path.join(tdir, "gpt2/vocab.bpe")))
-        hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        hf = hf_gpt2(tdir)
         return Model(vocab, merges, False), hf
     path = os.path.join(tdir, "llama3/tokenizer.json")
     with open(path) as f:
@@ -183,7 +185,7 @@ def main():
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     model, hf = load(args.shared, args.tokenizer)
-    print(f"{args.tokenizer}: condition C {'holds' if model.condition_c else 'FAILS'}; "
+    print(f"{args.tokenizer}: merges breaking condition C: {model.c_violations} of {len(model.pair)}; "
           f"{len(model.rank)} reachable tokens of {len(model.bytes_of)}")
     c2b = byte_alphabet()
     for path in args.files:
