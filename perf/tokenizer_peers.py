@@ -58,8 +58,8 @@ def corpus_slices():
     return {"prose": [d.decode() for d in prose], "code": [d.decode() for d in code]}
 
 
-def byte_level_ranks(vocab):
-    """tiktoken ranks (token bytes -> id) from a byte-level vocabulary, via GPT-2's byte alphabet."""
+def byte_alphabet():
+    """GPT-2's byte-level alphabet: printable character -> the byte it stands for."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs, n = bs[:], 0
     for b in range(256):
@@ -67,7 +67,12 @@ def byte_level_ranks(vocab):
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    char_to_byte = {chr(c): b for b, c in zip(bs, cs)}
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+def byte_level_ranks(vocab):
+    """tiktoken ranks (token bytes -> id) from a byte-level vocabulary, via GPT-2's byte alphabet."""
+    char_to_byte = byte_alphabet()
     return {bytes(char_to_byte[ch] for ch in tok): i for tok, i in vocab.items() if all(ch in char_to_byte for ch in tok)}
 
 
