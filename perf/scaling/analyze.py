@@ -236,7 +236,7 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "ring", "results.csv"))
+    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "ring6", "results.csv"))
     ap.add_argument("--plots", default=HERE, help="directory for the PNG plots")
     ap.add_argument("--check", help="a later CSV whose every point the fitted model predicts (none is fitted)")
     args = ap.parse_args()
@@ -250,8 +250,10 @@ def main():
     held = [r for r in rows if r["held_out"]]
     p = fit(fitted)
     print(f"fitted on {len(fitted)} points, held out {len(held)} (every second point in run order)")
-    print(f"parameters (3): eta {p[0]:.3f}, C {p[1] * 8 / 1e9:.2f} Gbit/s per direction, "
-          f"latency {1e3 * p[2]:.2f} ms per collective step")
+    ceiling = p[1] * 8 / 1e9
+    print(f"parameters (3): eta {p[0]:.3f}, C " + (f"{ceiling:.2f} Gbit/s per direction" if ceiling < 1000 else
+                                                  "> 1000 Gbit/s (no one-core ceiling binds)")
+          + f", latency {1e3 * p[2]:.2f} ms per collective step")
     for r in rows:
         r["pred"] = predict(p, r)
         r["err"] = 100 * (r["pred"] / r["step_s"] - 1)
