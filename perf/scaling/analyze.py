@@ -5,14 +5,18 @@ finds where FSDP and the replicated run swap places as the bandwidth changes, an
 efficiency to 8, 64 and 512 GPUs for the 7B and 11B presets on A100- and H100-class compute over 100 Gbit/s
 Ethernet and 4 x 200 Gbit/s InfiniBand.
 
-Usage: perf/scaling/analyze.py [results.csv] [--plots DIR]   (numpy and matplotlib; not a build dependency)
+Usage: perf/scaling/analyze.py [results.csv] [--plots DIR] [--check LATER_CSV]   (numpy and matplotlib; not a
+build dependency)
 
 Per point the model takes the work of the run (its step less every wait for communication: compute and
 optimizer, an input, because the machine's load changes it) and the loopback run's optimizer time; it
 splits forward and backward over the units by their matmul flops (backward twice forward) and simulates the
 schedule on the link. Fitted on the fit half: eta (the share of the shaped rate TCP reaches), C (what one
 core's TCP path moves, bytes/s per direction; a link of rate B runs at 1 / (1 / (eta B) + 1 / C), loopback
-at C) and the latency before each phase of a collective: three parameters.
+at C) and the latency before each step of a collective: three parameters.
+
+The model is the schedule of the code since SCHEDULE_SINCE; points measured before it (libnbc's all-reduce
+and reduce-scatter, gathers in parallel on the wire) are refused with a message naming the change.
 """
 import argparse
 import csv
@@ -29,6 +33,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SEQ_BENCH, VOCAB_BENCH = 128, 512
 # run.sh's models: d_model, d_ff, blocks (8 / 4 heads, untied, fsdp_bench's defaults).
 SHAPES = {"m3": (256, 768, 4), "m13": (512, 1536, 4), "m13r8": (512, 1536, 4)}
+# The ring all-reduce (commit 35a8caa) completed the current schedule: ring reduce-scatter and all-reduce,
+# one gather on the wire at a time, reductions held behind gathers (8578a9c, 18:08 UTC the same day).
+SCHEDULE_SINCE = "2026-11-23T20:00:37Z"
 CONFIGS = (("replicated", 2, "fp32"), ("fsdp", 1, "fp32"), ("fsdp", 2, "fp32"), ("fsdp", 2, "bf16"),
            ("fsdp", 4, "fp32"))
 
@@ -49,6 +56,10 @@ def load(path, reference=()):
         for r in csv.DictReader(f):
             if not r["step_s"]:
                 continue  # a point that failed to print its line
+            if r["time"] < SCHEDULE_SINCE:
+                sys.exit(f"analyze.py: {path}, {r['time']}: measured before {SCHEDULE_SINCE} under the former "
+                         "schedule (libnbc's all-reduce and reduce-scatter, gathers sharing the wire); its model is "
+                         "stepmodel.py at commit 4514931 (perf/scaling/README.md, History)")
             for field in ("rate_gbit", "step_s", "compute_s", "gather_wait_s", "waits_s", "gather_mb", "reduce_mb",
                           "params"):
                 r[field] = float(r[field])
@@ -216,7 +227,7 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
     params, flops = preset(preset_name)
     fwd = np.array(flops) * seqs * SEQ / (GPUS[gpu] * mfu)
     rate = NVLINK if n_gpus <= 8 else eta_net * net_bps / 8
-    step = stepmodel.step_time("fsdp", 2, params, 2, fwd, 2 * fwd, 0.0, rate, 0.0, algorithm="ring", ranks=n_gpus)
+    step = stepmodel.step_time("fsdp", 2, params, 2, fwd, 2 * fwd, 0.0, rate, 0.0, algorithm="nccl", ranks=n_gpus)
     compute = 3 * fwd.sum()
     gathered = sum(params[u] for u in stepmodel.gathered_per_step(2, len(params)))
     moved = (gathered + sum(params)) * 2 * (n_gpus - 1) / n_gpus
@@ -225,7 +236,7 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "idle", "results.csv"))
+    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "ring6", "results.csv"))
     ap.add_argument("--plots", default=HERE, help="directory for the PNG plots")
     ap.add_argument("--check", help="a later CSV whose every point the fitted model predicts (none is fitted)")
     args = ap.parse_args()
@@ -239,8 +250,10 @@ def main():
     held = [r for r in rows if r["held_out"]]
     p = fit(fitted)
     print(f"fitted on {len(fitted)} points, held out {len(held)} (every second point in run order)")
-    print(f"parameters (3): eta {p[0]:.3f}, C {p[1] * 8 / 1e9:.2f} Gbit/s per direction, "
-          f"latency {1e3 * p[2]:.1f} ms per collective phase")
+    ceiling = p[1] * 8 / 1e9
+    print(f"parameters (3): eta {p[0]:.3f}, C " + (f"{ceiling:.2f} Gbit/s per direction" if ceiling < 1000 else
+                                                  "> 1000 Gbit/s (no one-core ceiling binds)")
+          + f", latency {1e3 * p[2]:.2f} ms per collective step")
     for r in rows:
         r["pred"] = predict(p, r)
         r["err"] = 100 * (r["pred"] / r["step_s"] - 1)

@@ -3,41 +3,43 @@ the schedule the parameter stores follow, not fitted overlap shares.
 
 Compute is a sequence of units (embedding, blocks, head) forward, then in reverse backward. Communication
 is a set of transfers on a full-duplex link: each direction has rate r and is shared equally by the
-transfers on it at that moment. The schedule (docs/parallel.md, "The gather window"):
+transfers on it at that moment. The schedule (docs/parallel.md, "The gather window";
+src/parallel/fsdp_store.cpp and reduction_queue.hpp):
 
-- fsdp: at most K units gathered or being gathered; a unit's gather is issued as soon as a slot frees (at
-  the pass start the first K); the last K - 1 blocks and the head stay gathered from forward into backward;
-  backward gathers wait until backward starts. Compute waits at a unit whose gather has not arrived.
-- both: after a unit's backward its gradient reduction starts; with R reductions in flight it first waits
-  for the oldest; after the last unit it waits for all. Then the optimizer, which nothing overlaps.
+- fsdp: at most K units gathered or being gathered; the window issues a unit's gather as soon as a slot
+  frees (at the pass start the first K); the last K - 1 blocks and the head stay gathered from forward into
+  backward; backward gathers wait until backward starts. Issued gathers go on the wire one at a time, in
+  issue order. Compute waits at a unit whose gather has not arrived.
+- reductions (both strategies): after a unit's backward its gradient reduction is queued; with R queued or
+  running, compute first waits for the oldest (starting it if it is still queued); after the last unit it
+  waits for all, in order. Then the optimizer, which nothing overlaps. fsdp's queued reductions start, in
+  order, only while no gather is queued or running; the replicated store has no gathers and starts each
+  reduction when it is queued.
 
-How a collective uses the link depends on the library. Open MPI's libnbc at two ranks (what we measure):
-all-gather sends half the unit each way at once; reduce-scatter is a binomial reduce to rank 0 (the whole
-unit one way) and then a scatter (half of it back); all-reduce (in place) is a reduce to rank 0 and a
-broadcast back (the whole unit each way, one after the other). NCCL's rings (the projection) send
-(N - 1) / N of the unit each way at once, twice that for all-reduce. Each phase of a collective starts
-`latency` seconds after the collective is issued or its previous phase ends (a rendezvous handshake
-through the link's queue). Each direction of a tbf-shaped link also has tbf's token bucket.
+The collectives are rings. llmtrain's MPI backend (docs/collectives.md): a reduce-scatter or an all-gather
+of a unit of S bytes over N ranks is N - 1 steps of S / N each way at once, an all-reduce a reduce-scatter
+then an all-gather of the result (2 (N - 1) steps); each step starts `latency` seconds after the previous
+one ends (or the collective is issued). NCCL (the projection) pipelines its ring: one phase of
+(N - 1) / N of S each way (twice that for all-reduce). Each direction of a tbf-shaped link also has tbf's
+token bucket.
 """
 import collections
 
-UP, DOWN = 0, 1  # rank 1 -> rank 0 (towards the reduction root) and back
+UP, DOWN = 0, 1  # the two directions of the link
 
 
-def phases(kind, nbytes, algorithm, ranks=2):
+def phases(kind, nbytes, algorithm, ranks):
     """The phases of one collective on a unit of nbytes (in the wire type): a list of phases, each a list
     of (direction, bytes) that run at once."""
-    if algorithm == "ring":
-        share = nbytes * (ranks - 1) / ranks
-        both = 2 * share if kind == "all_reduce" else share
-        return [[(UP, both), (DOWN, both)]]
-    if kind == "all_gather":
-        return [[(UP, nbytes / 2), (DOWN, nbytes / 2)]]
-    if kind == "reduce_scatter":
-        return [[(UP, nbytes)], [(DOWN, nbytes / 2)]]
-    if kind == "all_reduce":
-        return [[(UP, nbytes)], [(DOWN, nbytes)]]
-    raise ValueError(f"unknown collective {kind}")
+    if kind not in ("all_gather", "reduce_scatter", "all_reduce"):
+        raise ValueError(f"unknown collective {kind}")
+    stages = 2 if kind == "all_reduce" else 1
+    if algorithm == "nccl":
+        share = stages * nbytes * (ranks - 1) / ranks
+        return [[(UP, share), (DOWN, share)]]
+    if algorithm == "mpi":
+        return [[(UP, nbytes / ranks), (DOWN, nbytes / ranks)] for _ in range(stages * (ranks - 1))]
+    raise ValueError(f"unknown algorithm {algorithm}")
 
 
 class Op:
@@ -59,8 +61,8 @@ class Link:
         self.rate, self.latency, self.ops = rate, latency, []
         self.burst, self.tokens = burst, [burst, burst]
 
-    def issue(self, now, kind, nbytes, algorithm, ranks):
-        op = Op(phases(kind, nbytes, algorithm, ranks))
+    def issue(self, now, plan):
+        op = Op(plan)
         if not op.done:
             op.start_at = now + self.latency
             self.ops.append(op)
@@ -124,6 +126,59 @@ class Link:
             self.ops = [op for op in self.ops if not op.done]
 
 
+class Transfer:
+    """A collective the store has issued: queued until the wire puts it on the link."""
+
+    def __init__(self, kind, nbytes):
+        self.kind, self.nbytes, self.op = kind, nbytes, None
+
+    @property
+    def done(self):
+        return self.op is not None and self.op.done
+
+
+class Wire:
+    """The stores' side of the link: gathers one at a time in issue order; reductions in order, held while a
+    gather is queued or running, unless compute waits for one (force)."""
+
+    def __init__(self, link, algorithm, ranks):
+        self.link, self.algorithm, self.ranks = link, algorithm, ranks
+        self.gathers, self.reductions = collections.deque(), collections.deque()
+
+    def _start(self, now, transfer):
+        transfer.op = self.link.issue(now, phases(transfer.kind, transfer.nbytes, self.algorithm, self.ranks))
+
+    def gather(self, now, nbytes):
+        transfer = Transfer("all_gather", nbytes)
+        self.gathers.append(transfer)
+        self.react(now)
+        return transfer
+
+    def reduce(self, now, kind, nbytes):
+        transfer = Transfer(kind, nbytes)
+        self.reductions.append(transfer)
+        self.react(now)
+        return transfer
+
+    def force(self, now, transfer):
+        """Compute waits for this reduction (the oldest not yet started): it starts whatever the gathers do."""
+        if transfer.op is None:
+            self._start(now, transfer)
+
+    def react(self, now):
+        """Starts what the rules allow at `now`; called after every issue and every change on the link."""
+        while self.gathers and self.gathers[0].done:
+            self.gathers.popleft()
+        if self.gathers and self.gathers[0].op is None:
+            self._start(now, self.gathers[0])
+        while self.reductions and self.reductions[0].done:
+            self.reductions.popleft()
+        if not self.gathers:
+            for transfer in self.reductions:
+                if transfer.op is None:
+                    self._start(now, transfer)
+
+
 def kept_into_backward(k, n):
     """Units that stay gathered from forward into backward, of n in forward order: the head and the last
     K - 1 blocks."""
@@ -135,9 +190,22 @@ def gathered_per_step(k, n):
     return list(range(n)) + [b for b in range(n - 2, 0, -1) if b not in kept_into_backward(k, n)]
 
 
-def fsdp_schedule(issue, k, reductions, gather_bytes, reduce_bytes, forward, backward):
-    """The compute thread of an fsdp step, a generator of ("compute", seconds) and ("wait", op); units in
-    forward order: the embedding first, the head last, the blocks between."""
+def reductions(reduce, limit, backward, reduce_bytes, kind):
+    """Backward's reductions: one per unit after its backward, at most `limit` queued or running; `backward`
+    yields each unit's compute (and its waits) in backward order. A generator of the thread's actions."""
+    inflight = collections.deque()
+    for u in backward:
+        yield from u[1]
+        while len(inflight) >= limit:
+            yield ("wait", inflight.popleft())
+        inflight.append(reduce(kind, reduce_bytes[u[0]]))
+    for transfer in inflight:
+        yield ("wait", transfer)
+
+
+def fsdp_schedule(gather, reduce, k, limit, gather_bytes, reduce_bytes, forward, backward):
+    """The compute thread of an fsdp step, a generator of ("compute", seconds) and ("wait", transfer); units
+    in forward order: the embedding first, the head last, the blocks between."""
     n = len(forward)
     kept = kept_into_backward(k, n)
     need = collections.deque((u, "forward") for u in range(n))  # gathers not yet issued, in order
@@ -147,7 +215,7 @@ def fsdp_schedule(issue, k, reductions, gather_bytes, reduce_bytes, forward, bac
         nonlocal window
         while window < k and need:
             unit, use = need.popleft()
-            gathers[(unit, use)] = issue("all_gather", gather_bytes[unit])
+            gathers[(unit, use)] = gather(gather_bytes[unit])
             window += 1
 
     fill()
@@ -160,63 +228,61 @@ def fsdp_schedule(issue, k, reductions, gather_bytes, reduce_bytes, forward, bac
     # Backward: the head and the kept blocks are still gathered; the other blocks are gathered again.
     need.extend((u, "backward") for u in gathered_per_step(k, n)[n:])
     fill()
-    inflight = collections.deque()
-    for u in reversed(range(n)):
+
+    def unit(u):
+        nonlocal window
         if (u, "backward") in gathers:
             yield ("wait", gathers[(u, "backward")])
         yield ("compute", backward[u])
         if u != 0:  # the embedding's backward needs no parameters: it was freed after forward
             window -= 1
             fill()
-        while len(inflight) >= reductions:
-            yield ("wait", inflight.popleft())
-        inflight.append(issue("reduce_scatter", reduce_bytes[u]))
-    for op in inflight:
-        yield ("wait", op)
+
+    yield from reductions(reduce, limit, ((u, unit(u)) for u in reversed(range(n))), reduce_bytes, "reduce_scatter")
 
 
-def replicated_schedule(issue, reductions, reduce_bytes, forward, backward):
+def replicated_schedule(reduce, limit, reduce_bytes, forward, backward):
     """The compute thread of a replicated step: forward, then backward with one all-reduce per unit."""
     n = len(forward)
     for u in range(n):
         yield ("compute", forward[u])
-    inflight = collections.deque()
-    for u in reversed(range(n)):
-        yield ("compute", backward[u])
-        while len(inflight) >= reductions:
-            yield ("wait", inflight.popleft())
-        inflight.append(issue("all_reduce", reduce_bytes[u]))
-    for op in inflight:
-        yield ("wait", op)
+    units = ((u, iter([("compute", backward[u])])) for u in reversed(range(n)))
+    yield from reductions(reduce, limit, units, reduce_bytes, "all_reduce")
 
 
 def step_time(strategy, k, param_counts, wire_width, forward, backward, optimizer, rate, latency, burst=0.0,
-              reductions=2, algorithm="libnbc", ranks=2):
+              limit=2, algorithm="mpi", ranks=2):
     """Seconds of one step: param_counts per unit in forward order (embedding, blocks, head); wire_width
     bytes per element on the wire; forward / backward seconds per unit; rate bytes/s per direction; burst
-    bytes of each direction's token bucket."""
+    bytes of each direction's token bucket; limit the reductions queued or running (R)."""
     link = Link(rate, latency, burst)
+    wire = Wire(link, algorithm, ranks)
     now = 0.0
-    issue = lambda kind, nbytes: link.issue(now, kind, nbytes, algorithm, ranks)
+    gather = lambda nbytes: wire.gather(now, nbytes)
+    reduce = lambda kind, nbytes: wire.reduce(now, kind, nbytes)
     nbytes = [p * wire_width for p in param_counts]
     if strategy == "replicated":
-        thread = replicated_schedule(issue, reductions, nbytes, forward, backward)
+        thread = replicated_schedule(reduce, limit, nbytes, forward, backward)
     else:
-        thread = fsdp_schedule(issue, k, reductions, nbytes, nbytes, forward, backward)
+        thread = fsdp_schedule(gather, reduce, k, limit, nbytes, nbytes, forward, backward)
     action = next(thread, None)
     compute_end = None
     while action is not None:
         kind, what = action
         if kind == "compute" and compute_end is None:
             compute_end = now + what
-        if kind == "wait" and what.done:
-            action = next(thread, None)
-            continue
+        if kind == "wait":
+            if what.done:
+                action = next(thread, None)
+                continue
+            if what.kind != "all_gather":
+                wire.force(now, what)
         until = min(link.next_event(now), compute_end if kind == "compute" else float("inf"))
         if until == float("inf"):
-            raise RuntimeError("the schedule waits for a transfer that never ends")
+            raise RuntimeError("the schedule waits for a transfer that never starts or ends")
         link.advance(now, until)
         now = until
+        wire.react(now)
         if kind == "compute" and now >= compute_end - 1e-12:
             compute_end = None
             action = next(thread, None)

@@ -59,89 +59,128 @@ class MpiPending final : public Registered {
   std::vector<MPI_Request> requests_;  // completed ones become MPI_REQUEST_NULL
 };
 
-// Reduce-scatter as a ring of point-to-point steps. Open MPI's non-blocking reduce-scatter (libnbc) reduces
-// onto one member and scatters from it: at two members one of them sends the whole buffer and then waits
-// for its block back, three times the time of the bandwidth-optimal exchange on a shaped link (measured,
-// perf/RESULTS.md). In the ring each member sends and receives (S - 1) blocks: at step s it passes the
-// partial sum of block (rank - s - 1) to the next member and receives that of block (rank - s - 2) from the
-// previous one, adds its own values of that block (MPI_Reduce_local with the backend's sum, so bf16 sums
-// in fp32 and rounds once per hop), and passes it on; after S - 1 steps it holds its own block's sum. The
-// order of the additions depends only on S, so results are reproducible. Each step runs when test() or
-// wait() sees the previous one complete.
-class RingReduceScatter final : public Registered {
+// Reduce-scatter and all-reduce as rings of point-to-point steps. Open MPI's non-blocking collectives
+// (libnbc) reduce onto one member and then scatter or broadcast from it: at two members one of them sends
+// the whole buffer and then waits for the result back, so the two directions of the link take turns
+// (measured, docs/collectives.md). In a ring every member sends to the next and receives from the previous
+// one at each step, so both directions carry data at once.
+//
+// A step sends `send_n` elements to the next member and receives `recv_n` from the previous one; once both
+// are done, if it has an addend, sum += addend over the received block (MPI_Reduce_local with the backend's
+// sum, so bf16 sums in fp32 and rounds once per hop). The plans below fix which blocks move at each step;
+// the order of the additions depends only on the group size, so results are reproducible and equal on all
+// members. Each step is posted when test() or wait() sees the previous one complete.
+struct RingStep {
+  const char* send;
+  std::size_t send_n;
+  char* recv;
+  std::size_t recv_n;
+  const char* addend;  // null: the step only moves data
+  char* sum;
+};
+
+// The steps of one ring operation and the scratch they receive into (moving the vectors keeps the pointers).
+struct RingPlan {
+  std::vector<RingStep> steps;
+  std::vector<std::vector<char>> scratch;
+};
+
+// Reduce-scatter of S blocks of `count` (S > 1): at step s a member passes the partial sum of block
+// (rank - s - 1) on and receives that of block (rank - s - 2), to which it adds its own values; after S - 1
+// steps it holds its own block's sum. Block b's sum starts at member b + 1 and ends at member b.
+RingPlan reduce_scatter_plan(const char* in, char* out, std::size_t count, std::size_t width, int rank, int size) {
+  RingPlan plan;
+  auto block = [&](int b) { return in + std::size_t((b % size + size) % size) * count * width; };
+  if (size > 2) plan.scratch.assign(2, std::vector<char>(count * width));  // receive into one, send the other
+  for (int s = 0; s < size - 1; ++s) {
+    char* landing = s == size - 2 ? out : plan.scratch[std::size_t(s % 2)].data();
+    const char* sending = s == 0 ? block(rank - 1) : plan.scratch[std::size_t((s + 1) % 2)].data();
+    plan.steps.push_back({sending, count, landing, count, block(rank - s - 2), landing});
+  }
+  return plan;
+}
+
+// In-place all-reduce of `count` >= S elements (S > 1): the buffer split into S blocks (the first count % S
+// one element longer), a reduce-scatter on them as above (received partial sums added into the buffer),
+// then S - 1 steps that pass each member's summed block around the ring, straight into place. Each member
+// sends and receives 2 (S - 1) / S of the buffer.
+RingPlan all_reduce_plan(char* data, std::size_t count, std::size_t width, int rank, int size) {
+  RingPlan plan;
+  const std::size_t base = count / std::size_t(size), longer = count % std::size_t(size);
+  auto index = [&](int b) { return std::size_t((b % size + size) % size); };
+  auto block = [&](int b) { return data + (index(b) * base + std::min(index(b), longer)) * width; };
+  auto length = [&](int b) { return base + (index(b) < longer ? 1 : 0); };
+  plan.scratch.emplace_back((base + 1) * width);
+  char* partial = plan.scratch[0].data();
+  for (int s = 0; s < size - 1; ++s)
+    plan.steps.push_back({block(rank - s - 1), length(rank - s - 1), partial, length(rank - s - 2), partial,
+                          block(rank - s - 2)});
+  for (int s = 0; s < size - 1; ++s)
+    plan.steps.push_back({block(rank - s), length(rank - s), block(rank - s - 1), length(rank - s - 1), nullptr,
+                          nullptr});
+  return plan;
+}
+
+class Ring final : public Registered {
  public:
-  RingReduceScatter(std::shared_ptr<Registry> registry, const void* in, void* out, std::size_t count,
-                    MPI_Datatype datatype, MPI_Op sum, std::size_t width, MPI_Comm comm, int rank, int size,
-                    int tag, std::size_t max_chunk)
-      : Registered(std::move(registry)), in_(static_cast<const char*>(in)), out_(static_cast<char*>(out)),
-        count_(count), datatype_(datatype), sum_(sum), width_(width), comm_(comm), rank_(rank), size_(size),
-        tag_(tag), max_chunk_(max_chunk) {
-    if (size_ > 2)
-      for (auto& partial : partial_) partial.resize(count * width);
-    post();
+  Ring(std::shared_ptr<Registry> registry, RingPlan plan, MPI_Datatype datatype, MPI_Op sum, std::size_t width,
+       MPI_Comm comm, int rank, int size, int tag, std::size_t max_chunk)
+      : Registered(std::move(registry)), plan_(std::move(plan)), datatype_(datatype), sum_(sum), width_(width),
+        comm_(comm), next_((rank + 1) % size), previous_((rank + size - 1) % size), tag_(tag),
+        max_chunk_(max_chunk) {
+    if (!plan_.steps.empty()) post();
   }
 
   bool test() override {
-    while (step_ < size_ - 1) {
+    while (step_ < plan_.steps.size()) {
       int done = 1;
       LLMTRAIN_MPI_CHECK(MPI_Testall(int(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE));
       if (!done) return false;
-      next();
+      arrived();
     }
     return true;
   }
   void wait() override {
-    while (step_ < size_ - 1) {
+    while (step_ < plan_.steps.size()) {
       LLMTRAIN_MPI_CHECK(MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
-      next();
+      arrived();
     }
   }
 
  private:
-  const char* block(int b) const { return in_ + std::size_t((b % size_ + size_) % size_) * count_ * width_; }
-  // The last step receives into out directly.
-  char* landing() { return step_ == size_ - 2 ? out_ : partial_[step_ % 2].data(); }
-  const char* sending() const { return step_ == 0 ? block(rank_ - 1) : partial_[(step_ + 1) % 2].data(); }
-
   void post() {
+    const RingStep& step = plan_.steps[step_];
     requests_.clear();
-    if (size_ == 1) {
-      if (count_ > 0) std::memcpy(out_, in_, count_ * width_);
-      return;
-    }
-    const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
-    char* into = landing();
-    const char* from = sending();
-    for_chunks(count_, max_chunk_, [&](std::size_t offset, int n) {
-      LLMTRAIN_MPI_CHECK(MPI_Irecv(into + offset * width_, n, datatype_, previous, tag_, comm_,
+    for_chunks(step.recv_n, max_chunk_, [&](std::size_t offset, int n) {
+      LLMTRAIN_MPI_CHECK(MPI_Irecv(step.recv + offset * width_, n, datatype_, previous_, tag_, comm_,
                                    &requests_.emplace_back(MPI_REQUEST_NULL)));
-      LLMTRAIN_MPI_CHECK(MPI_Isend(from + offset * width_, n, datatype_, next, tag_, comm_,
+    });
+    for_chunks(step.send_n, max_chunk_, [&](std::size_t offset, int n) {
+      LLMTRAIN_MPI_CHECK(MPI_Isend(step.send + offset * width_, n, datatype_, next_, tag_, comm_,
                                    &requests_.emplace_back(MPI_REQUEST_NULL)));
     });
   }
 
-  // The step's block arrived: add this member's values of it, then start the next step.
-  void next() {
-    char* into = landing();
-    const char* mine = block(rank_ - step_ - 2);
-    for_chunks(count_, max_chunk_, [&](std::size_t offset, int n) {
-      LLMTRAIN_MPI_CHECK(MPI_Reduce_local(mine + offset * width_, into + offset * width_, n, datatype_, sum_));
-    });
-    if (++step_ < size_ - 1) post();
+  // The step's data arrived: add it where the plan says, then start the next step.
+  void arrived() {
+    const RingStep& step = plan_.steps[step_];
+    if (step.addend)
+      for_chunks(step.recv_n, max_chunk_, [&](std::size_t offset, int n) {
+        LLMTRAIN_MPI_CHECK(
+            MPI_Reduce_local(step.addend + offset * width_, step.sum + offset * width_, n, datatype_, sum_));
+      });
+    if (++step_ < plan_.steps.size()) post();
   }
 
-  const char* in_;
-  char* out_;
-  std::size_t count_;
+  RingPlan plan_;
   MPI_Datatype datatype_;
   MPI_Op sum_;
   std::size_t width_;
   MPI_Comm comm_;
-  int rank_, size_, tag_;
+  int next_, previous_, tag_;
   std::size_t max_chunk_;
-  std::vector<char> partial_[2];  // a step receives into one while the other (the last step's sum) is sent (S > 2)
   std::vector<MPI_Request> requests_;
-  int step_ = 0;
+  std::size_t step_ = 0;
 };
 
 class MpiCollectives final : public Collectives {
@@ -165,14 +204,17 @@ class MpiCollectives final : public Collectives {
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
 
+  // A ring (see Ring) from as many elements as members; below that (a scalar) libnbc's, whose turn-taking
+  // costs nothing there.
   Request all_reduce_sum(void* data, std::size_t count, DType type) override {
-    auto pending = start();
-    char* bytes = static_cast<char*>(data);
     const std::size_t width = dtype_size(type);
-    for_chunks(count, [&](std::size_t offset, int n) {
-      LLMTRAIN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, bytes + offset * width, n, types_->datatype(type),
-                                        types_->sum(type), comm_, pending->add()));
-    });
+    char* bytes = static_cast<char*>(data);
+    if (size_ == 1 || count == 0) return Request();
+    if (count >= std::size_t(size_))
+      return ring(all_reduce_plan(bytes, count, width, rank_, size_), type);
+    auto pending = start();
+    LLMTRAIN_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, bytes, int(count), types_->datatype(type), types_->sum(type),
+                                      comm_, pending->add()));
     return Request(std::move(pending));
   }
 
@@ -197,12 +239,13 @@ class MpiCollectives final : public Collectives {
   }
 
   Request reduce_scatter_sum(const void* in, void* out, std::size_t count, DType type) override {
-    // Each reduce-scatter's messages carry a tag of their own, so that two in flight never match each other's
-    // (every member numbers them alike: collectives are called in the same order on all members).
-    const int tag = int(reduce_scatters_++ % std::uint64_t(tag_limit_));
-    return Request(std::make_unique<RingReduceScatter>(registry_, in, out, count, types_->datatype(type),
-                                                       types_->sum(type), dtype_size(type), comm_, rank_, size_,
-                                                       tag, max_chunk_));
+    const std::size_t width = dtype_size(type);
+    if (size_ == 1) {
+      if (count > 0) std::memcpy(out, in, count * width);
+      return Request();
+    }
+    return ring(reduce_scatter_plan(static_cast<const char*>(in), static_cast<char*>(out), count, width, rank_, size_),
+                type);
   }
 
   Request broadcast(void* data, std::size_t count, DType type, int root) override {
@@ -235,6 +278,14 @@ class MpiCollectives final : public Collectives {
  private:
   std::unique_ptr<MpiPending> start() { return std::make_unique<MpiPending>(registry_); }
 
+  // Each ring operation's messages carry a tag of their own, so that two in flight never match each other's
+  // (every member numbers them alike: collectives are called in the same order on all members).
+  Request ring(RingPlan plan, DType type) {
+    const int tag = int(rings_++ % std::uint64_t(tag_limit_));
+    return Request(std::make_unique<Ring>(registry_, std::move(plan), types_->datatype(type), types_->sum(type),
+                                          dtype_size(type), comm_, rank_, size_, tag, max_chunk_));
+  }
+
   template <typename Issue>
   void for_chunks(std::size_t count, Issue issue) const {
     dist::for_chunks(count, max_chunk_, issue);
@@ -250,7 +301,7 @@ class MpiCollectives final : public Collectives {
   std::size_t max_chunk_;
   int rank_ = 0, size_ = 1;
   int tag_limit_ = 32767;
-  std::uint64_t reduce_scatters_ = 0;
+  std::uint64_t rings_ = 0;
   std::shared_ptr<Registry> registry_ = std::make_shared<Registry>();
 };
 

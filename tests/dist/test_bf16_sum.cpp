@@ -4,7 +4,8 @@
 //    (truncation or ties-away-from-zero fail it);
 //  - the error bound that follows from the definition, checked on random bf16 values: with W members a
 //    result passes through at most W - 1 hops, each with relative error <= u = 2^-8 of its partial sum, so
-//    |result - exact| <= ((1 + u)^(W-1) - 1) * sum |x|.
+//    |result - exact| <= ((1 + u)^(W-1) - 1) * sum |x|;
+//  - the rings' order with one rounding per hop (ring_reference.hpp), bit for bit on the same random values.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "groups.hpp"
+#include "ring_reference.hpp"
 
 namespace llmtrain::dist {
 namespace {
@@ -123,6 +125,32 @@ TEST(Bf16Sum, RandomSumsStayWithinTheBoundOfOneRoundingPerHop) {
     if (w > 1) {
       EXPECT_GT(rounded, n / 4) << g.label << ": the data should exercise rounding";
     }
+  }
+}
+
+// The same random values, now against the rings' exact order with a rounding after every hop: a ring that
+// summed in fp32 across hops and rounded once at the end, or added in another order, differs here.
+TEST(Bf16Sum, RingsRoundOncePerHopInTheirOrder) {
+  const std::size_t n = 20011;
+  auto add = [](std::uint16_t a, std::uint16_t b) { return bf16_from_float(bf16_to_float(a) + bf16_to_float(b)); };
+  for (Group& g : testing::groups(5)) {
+    const int members = g.comm->size(), me = g.comm->rank();
+    std::vector<std::uint16_t> data(n), blocks(std::size_t(members) * n), scattered(n);
+    for (std::size_t i = 0; i < n; ++i) data[i] = random_bf16(g_runtime->rank(), i);
+    for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = random_bf16(g_runtime->rank(), i);
+    g.comm->all_reduce_sum(data.data(), n, DType::bf16).wait();
+    g.comm->reduce_scatter_sum(blocks.data(), scattered.data(), n, DType::bf16).wait();
+    auto input = [&](std::size_t offset) {
+      return [&, offset](int m, std::size_t i) { return random_bf16(g.members[std::size_t(m)], offset + i); };
+    };
+    std::size_t wrong_reduced = 0, wrong_scattered = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data[i] != testing::ring_sum(testing::all_reduce_block(i, n, members), members, i, input(0), add))
+        ++wrong_reduced;
+      if (scattered[i] != testing::ring_sum(me, members, i, input(std::size_t(me) * n), add)) ++wrong_scattered;
+    }
+    EXPECT_EQ(wrong_reduced, 0u) << g.label << ": all_reduce_sum elements off the ring's order";
+    EXPECT_EQ(wrong_scattered, 0u) << g.label << ": reduce_scatter_sum elements off the ring's order";
   }
 }
 

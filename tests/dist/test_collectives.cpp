@@ -1,5 +1,6 @@
 // Every collective x element type x communicator (world and two splits) against a reference, at W = 1..4;
-// requests in flight together on two sub-communicators; host-side agreement; bad inputs.
+// requests in flight together on two sub-communicators; the rings' summation order on inexact sums;
+// host-side agreement; bad inputs.
 //
 // Why the references can demand exact equality: float, double and bf16 test values are small multiples of
 // powers of two, so every partial sum is exactly representable and every reduction order (the MPI library
@@ -16,7 +17,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "../random_floats.hpp"
 #include "groups.hpp"
+#include "ring_reference.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::dist {
@@ -66,12 +69,14 @@ void expect_equal(const std::vector<T>& got, const std::vector<T>& want, const s
 }
 
 // Each case runs on every group, with MPI's int chunking off (one MPI call per operation) and with chunks of
-// 5 elements (several MPI requests per Request, the per-root path of all_gather, the ring reduce-scatter in pieces).
+// 5 elements (several MPI requests per Request, the per-root path of all_gather, the rings' steps in pieces).
+// Counts 2, 3 and 4 meet the group sizes: the all-reduce is a ring from as many elements as members, with
+// blocks of one element at count = S and uneven blocks at 7 and 53.
 struct Case {
   std::size_t max_chunk;
   std::vector<std::size_t> counts;
 };
-const std::vector<Case> kCases = {{kMpiMaxChunk, {0, 1, 7, 53, 100003}}, {5, {0, 1, 7, 53}}};
+const std::vector<Case> kCases = {{kMpiMaxChunk, {0, 1, 2, 3, 4, 7, 53, 100003}}, {5, {0, 1, 3, 7, 53}}};
 
 template <typename D>
 class CollectivesExact : public ::testing::Test {};
@@ -146,6 +151,46 @@ TYPED_TEST(CollectivesExact, BroadcastFromFirstAndLastMember) {
       expect_equal(data, want, cat(what, ", root ", root));
     }
   });
+}
+
+// Random fp32 and fp64 values sum inexactly, so only the documented order (ring_reference.hpp) gives these
+// bits; the all-reduce's result is then also the same on every member. Counts of at least S only: below it
+// the all-reduce is libnbc's.
+template <typename T>
+void expect_ring_order(DType type) {
+  for (const Case& c : kCases)
+    for (Group& g : testing::groups(c.max_chunk))
+      for (std::size_t count : {std::size_t(4), std::size_t(11), std::size_t(53), std::size_t(1001)}) {
+        const int members = g.comm->size(), me = g.comm->rank();
+        std::vector<std::vector<T>> inputs;  // by rank in the group, every member's, so every rank knows all
+        for (int m = 0; m < members; ++m) {
+          const auto f = llmtrain::testing::random_floats(count * std::size_t(members), 1000u + std::uint32_t(m), 1.0f);
+          std::vector<T> values(f.size());
+          for (std::size_t i = 0; i < f.size(); ++i) values[i] = T(f[i]) * T(1 + i % 7) / T(3);
+          inputs.push_back(values);
+        }
+        const std::vector<T>& mine = inputs[std::size_t(me)];
+        std::vector<T> reduced(mine.begin(), mine.begin() + std::ptrdiff_t(count)), scattered(count);
+        g.comm->all_reduce_sum(reduced.data(), count, type).wait();
+        g.comm->reduce_scatter_sum(mine.data(), scattered.data(), count, type).wait();
+        std::vector<T> want_reduced(count), want_scattered(count);
+        auto add = [](T a, T b) { return a + b; };
+        for (std::size_t i = 0; i < count; ++i) {
+          want_reduced[i] = testing::ring_sum(testing::all_reduce_block(i, count, members), members, i,
+                                              [&](int m, std::size_t j) { return inputs[std::size_t(m)][j]; }, add);
+          want_scattered[i] = testing::ring_sum(me, members, i, [&](int m, std::size_t j) {
+            return inputs[std::size_t(m)][std::size_t(me) * count + j];
+          }, add);
+        }
+        const std::string what = cat(dtype_name(type), " on ", g.label, ", chunk ", c.max_chunk, ", count ", count);
+        expect_equal(reduced, want_reduced, "all_reduce_sum, " + what);
+        expect_equal(scattered, want_scattered, "reduce_scatter_sum, " + what);
+      }
+}
+
+TEST(CollectivesRing, InexactSumsFollowTheRingOrder) {
+  expect_ring_order<float>(DType::f32);
+  expect_ring_order<double>(DType::f64);
 }
 
 // Five operations in flight at once on the world and two sub-communicators that overlap it differently;
