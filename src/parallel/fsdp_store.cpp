@@ -317,7 +317,8 @@ void FsdpStore::grad_ready(int index) {
 
 // The optimizer updates units in index order, which is the start of the pass order (embedding, block 0,
 // ...): each unit's gather for the next pass is issued as soon as it is updated and the window has room,
-// so the pass's first gathers overlap the update of the remaining units instead of following it. The last
+// so the pass's first gathers overlap the update of the remaining units instead of following it; each
+// call also moves the wire on, as the progress poller does during compute. The last
 // update completes them: nothing is in flight between steps, when hooks may use other transports (NCCL
 // and MPI must not be in flight together, docs/architecture.md).
 void FsdpStore::shard_updated(int index) {
@@ -331,6 +332,9 @@ void FsdpStore::shard_updated(int index) {
     m.updated.assign(m.units.size(), 0);
   }
   m.updated[std::size_t(index)] = 1;
+  // The optimizer does not poll: each update is the moment to notice a finished gather and start the
+  // next (block 0's waits on the wire behind the embedding's).
+  m.advance_wire(false);
   m.fill_window();
   if (std::size_t(index) + 1 == m.units.size() && !m.wire.empty()) {
     const double begin = trace_ ? trace_->now_us() : 0;
