@@ -8,20 +8,25 @@
 # so the study runs beside other harnesses), BENCH_ARGS (extra fsdp_bench options, e.g. "--layers 4"),
 # BENCH_LOCK (a lock file: each run holds it with flock, e.g. /work/bench.lock, so runs take turns with
 # other measurements on a shared machine), TRACE_DIR (each run writes rank 0's trace there as
-# LINK-RUN.json, for perf/fsdp_bench.py), LINKS (default "loopback 1gbit": which links, in that order).
-# Each line ends with the load average at its end.
+# LINK-RUN.json, for perf/fsdp_bench.py), LINKS (default "loopback 1gbit": which links, in that order),
+# CONFIGS (default all: which of the numbered configurations below to run, e.g. "2 3"), TCP_BUFFER
+# (default 0, Open MPI's choice: btl_tcp_sndbuf and btl_tcp_rcvbuf in bytes, e.g. 4194304; a fixed buffer
+# lets the kernel keep the link busy between two progress calls, perf/RESULTS.md), BENCH (default
+# BUILD_DIR/bin/fsdp_bench: another build's binary, for an A/B). Fp32 figures use the CPU's fastest
+# OpenBLAS kernels: OPENBLAS_CORETYPE is unset. Each line ends with the load average at its end.
 set -euo pipefail
 build=${1:?usage: fsdp_bench.sh BUILD_DIR [STEPS]}
 steps=${2:-4}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bench=$(cd "$build" && pwd)/bin/fsdp_bench
+bench=${BENCH:-$(cd "$build" && pwd)/bin/fsdp_bench}
+unset OPENBLAS_CORETYPE
 netns=${NETNS_SH:-$here/netns/netns.sh}
 export NETNS_PREFIX=${NETNS_PREFIX:-fsb} NETNS_SUBNET=${NETNS_SUBNET:-10.79.0}
 [ -x "$bench" ] || { echo "fsdp_bench.sh: $bench not built (cmake --build $build --target fsdp_bench)" >&2; exit 2; }
 [ -x "$netns" ] || { echo "fsdp_bench.sh: no namespace harness at $netns (set NETNS_SH)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# Each entry: extra mpirun options (or "-"), then fsdp_bench options. The last one asks Open MPI's TCP
+# Each entry (numbered from 1): extra mpirun options (or "-"), then fsdp_bench options. The last one asks Open MPI's TCP
 # transport for its own progress thread instead of our polling (btl_tcp_progress_thread).
 configs=("- --strategy replicated" "- --strategy fsdp --k 1" "- --strategy fsdp --k 2" "- --strategy fsdp --k 4"
          "- --strategy fsdp --k 2 --progress-us 0"
@@ -37,10 +42,11 @@ run_all() {  # $1: label; the rest: how to start mpirun
     local mca=${c%% *} args=${c#* } extra=()
     [ "$mca" != - ] && IFS=, read -r -a extra <<<"$mca"
     n=$((n + 1))
+    [ -n "${CONFIGS:-}" ] && [[ " $CONFIGS " != *" $n "* ]] && continue
     [ -n "${TRACE_DIR:-}" ] && args+=" --trace $TRACE_DIR/$label-$n.json"
     # shellcheck disable=SC2086
-    line=$("${lock[@]}" "$@" "${extra[@]}" -np 2 --bind-to none bash -c "$pin" "$bench" $args --steps "$steps" ${BENCH_ARGS:-} | tail -1)
-    echo "$label | ${extra[*]:-} | $line | $(uptime | sed 's/.*load/load/')"
+    line=$("${lock[@]}" "$@" "${extra[@]}" --mca btl_tcp_sndbuf "${TCP_BUFFER:-0}" --mca btl_tcp_rcvbuf "${TCP_BUFFER:-0}" -np 2 --bind-to none bash -c "$pin" "$bench" $args --steps "$steps" ${BENCH_ARGS:-} | tail -1)
+    echo "$label | ${extra[*]:-} tcp buffer ${TCP_BUFFER:-0} | $line | $(uptime | sed 's/.*load/load/')"
   done
 }
 

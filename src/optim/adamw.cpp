@@ -31,7 +31,7 @@ AdamW::AdamW(const std::vector<model::ParamUnit<float>>& params, const AdamWOpti
     : options_(options), m_(model::allocate_like(params, "adamw.m")), v_(model::allocate_like(params, "adamw.v")) {}
 
 void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector<model::ParamUnit<float>>& grads,
-                 double lr, double grad_scale) {
+                 double lr, double grad_scale, const std::function<void(int)>& updated) {
   ++steps_;
   const double b1 = options_.beta1, b2 = options_.beta2;
   // torch.optim.AdamW (single-tensor path): step_size = lr / (1 - b1^t); denom = sqrt(v) / sqrt(1 - b2^t) + eps.
@@ -63,6 +63,10 @@ void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector
         Kokkos::parallel_for("adamw", Range(0, last - first),
                              KOKKOS_LAMBDA(std::int64_t i) { adamw_element(p, g, m, v, i, c); });
       }
+    }
+    if (updated) {
+      Kokkos::fence();  // the callee may hand the range to a transport on another stream
+      updated(int(u));
     }
   }
 }

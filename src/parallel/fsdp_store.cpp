@@ -65,16 +65,23 @@ struct FsdpStore::Impl {
   std::size_t next_issue = 0;      // the next position the window considers
   std::vector<std::size_t> acquired_at;
   bool pass_has_gradients = false;  // backward gathers wait for proof that this pass is a training pass
+  // During the optimizer step (shard_updated): the window runs ahead for the next pass, but only over units
+  // already updated; their bytes count towards that pass.
+  bool preparing = false;
+  std::vector<char> updated;
+  std::int64_t prepared_bytes = 0;
   BusyClock gather_busy, reduce_busy, exposed, gather_wait;
   std::int64_t gather_bytes = 0;  // of the gathers issued since the last take_comm_times()
   std::deque<int> wire;           // units queued or in flight, in issue order; the front one is running
   Trace* trace = nullptr;
   std::unique_ptr<ReductionQueue> reductions;
 
+  // While preparing, every gathered unit counts, even without resharding: the gathers issued during the
+  // optimizer step must not depend on when earlier ones completed, since the step's end waits for them.
   int window_used() const {
     int n = 0;
     for (const Unit& u : units)
-      n += options.reshard_after_forward ? u.gather != Gather::none : on_wire(u.gather);
+      n += options.reshard_after_forward || preparing ? u.gather != Gather::none : on_wire(u.gather);
     return n;
   }
 
@@ -85,7 +92,8 @@ struct FsdpStore::Impl {
   // order on every rank; only when each gather starts depends on timing.
   void issue(int index) {
     Unit& u = units[std::size_t(index)];
-    gather_bytes += ring_bytes(u.chunk * group * std::int64_t(dist::dtype_size(options.comm_dtype)), group);
+    (preparing ? prepared_bytes : gather_bytes) +=
+        ring_bytes(u.chunk * group * std::int64_t(dist::dtype_size(options.comm_dtype)), group);
     u.gather = Gather::queued;
     wire.push_back(index);
     advance_wire(false);
@@ -157,6 +165,7 @@ struct FsdpStore::Impl {
       const int index = order[next_issue];
       if (units[std::size_t(index)].gather == Gather::none) {
         if (next_issue >= first_backward && !pass_has_gradients) break;
+        if (preparing && !updated[std::size_t(index)]) break;
         if (window_used() >= options.max_inflight_units) break;
         issue(index);
       }
@@ -235,6 +244,11 @@ const float* FsdpStore::acquire(int index) {
   m.trace = trace_;
   m.reductions->set_trace(trace_);
   LLMTRAIN_CHECK(index >= 0 && std::size_t(index) < m.units.size(), "acquire of unit ", index, " of ", m.units.size());
+  if (m.preparing) {  // the optimizer step is over: its gathers are this pass's
+    m.preparing = false;
+    m.gather_bytes += m.prepared_bytes;
+    m.prepared_bytes = 0;
+  }
   if (m.cursor >= m.order.size() || m.order[m.cursor] != index) m.restart(index);
   const std::size_t position = m.cursor++;
   m.acquired_at[std::size_t(index)] = position;
@@ -299,6 +313,38 @@ void FsdpStore::grad_ready(int index) {
   m.reductions->start(u.grad_full, u.grad, true, "reduce_scatter " + u.name);
   u.grad_full = Floats();
   m.reductions->progress();
+}
+
+// The optimizer updates units in index order, which is the start of the pass order (embedding, block 0,
+// ...): each unit's gather for the next pass is issued as soon as it is updated and the window has room,
+// so the pass's first gathers overlap the update of the remaining units instead of following it; each
+// call also moves the wire on, as the progress poller does during compute. The last
+// update completes them: nothing is in flight between steps, when hooks may use other transports (NCCL
+// and MPI must not be in flight together, docs/architecture.md).
+void FsdpStore::shard_updated(int index) {
+  Impl& m = *impl_;
+  m.trace = trace_;
+  LLMTRAIN_CHECK(index >= 0 && std::size_t(index) < m.units.size(), "shard_updated of unit ", index, " of ",
+                 m.units.size());
+  if (!m.preparing) {
+    m.restart(m.order.front());
+    m.preparing = true;
+    m.updated.assign(m.units.size(), 0);
+  }
+  m.updated[std::size_t(index)] = 1;
+  // The optimizer does not poll: each update is the moment to notice a finished gather and start the
+  // next (block 0's waits on the wire behind the embedding's).
+  m.advance_wire(false);
+  m.fill_window();
+  if (std::size_t(index) + 1 == m.units.size() && !m.wire.empty()) {
+    const double begin = trace_ ? trace_->now_us() : 0;
+    m.exposed.set(true);
+    m.gather_wait.set(true);
+    while (!m.wire.empty()) m.advance_wire(true);
+    m.exposed.set(false);
+    m.gather_wait.set(false);
+    if (trace_) trace_->span(Trace::compute, "wait: all_gather (next pass)", begin, trace_->now_us());
+  }
 }
 
 void FsdpStore::progress() {

@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
@@ -71,7 +72,11 @@ StepMetrics Trainer::train_step(BatchSource& source) {
                  ": loss sum ", sums[0], ", gradient norm ", m.grad_norm,
                  " (lower train.lr, raise train.warmup_steps or set train.grad_clip)");
   m.lr = optim::learning_rate(options_.schedule, step_);
-  optimizer_.step(store_.param_shards(), store_.grad_shards(), m.lr, optim::clip_factor(m.grad_norm, options_.grad_clip));
+  // When another step follows, the store may start its first gathers as soon as their units are updated.
+  std::function<void(int)> updated;
+  if (step_ + 1 < options_.steps) updated = [this](int unit) { store_.shard_updated(unit); };
+  optimizer_.step(store_.param_shards(), store_.grad_shards(), m.lr, optim::clip_factor(m.grad_norm, options_.grad_clip),
+                  updated);
   m.optimizer_s = fenced_seconds(optimizer_watch);
   ++step_;
   m.step = step_;

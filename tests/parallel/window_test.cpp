@@ -27,6 +27,7 @@ namespace {
 struct Recording {
   int tests_to_complete = 20;  // test() calls a request needs before it completes
   std::vector<const void*> gather_inputs;  // in issue order
+  std::vector<std::vector<char>> gather_sent;  // what each gather's input held when it was issued
   std::map<const void*, bool> gather_done;  // by output buffer
   int gathers_in_flight = 0, max_gathers_in_flight = 0;
   int reductions_in_flight = 0, max_reductions_in_flight = 0;
@@ -71,6 +72,7 @@ class SlowCollectives : public dist::Collectives {
     poison(out, bytes);
     dist::Request inner = inner_->all_gather(in, scratch.data(), count, type);
     log_.gather_inputs.push_back(in);
+    log_.gather_sent.emplace_back(static_cast<const char*>(in), static_cast<const char*>(in) + count * dist::dtype_size(type));
     log_.gather_done[out] = false;
     log_.max_gathers_in_flight = std::max(log_.max_gathers_in_flight, ++log_.gathers_in_flight);
     return slow(std::move(inner), std::move(scratch), out, [this, out] {
@@ -265,6 +267,51 @@ TEST(GatherWindow, EvaluationPassGathersOnlyForward) {
     EXPECT_EQ(log.gather_inputs.size() - before, 9u) << "a training pass at K = 2: 6 forward, 3 backward";
   }
   EXPECT_EQ(losses[0], losses[1]);
+}
+
+// The next pass's first gathers start during the optimizer step: each of the first K units is gathered as
+// soon as it is updated, with its updated values, and they are complete when the step returns (nothing is
+// in flight between steps); the pass then issues no gather for them again, and the losses are those of
+// the default window. The step before the last only: after the last step no pass follows.
+TEST(GatherWindow, OptimizerStepStartsTheNextPassGathers) {
+  const ModelConfig config = four_block_untied();
+  const std::vector<double> reference = train(2, 2, true, false, 3).losses;
+  for (const int k : {1, 2, 4}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    Recording log;
+    SlowCollectives comm(dist::make_collectives("mpi", *g_runtime), log);
+    StoreOptions options;
+    options.strategy = "fsdp";
+    options.max_inflight_units = k;
+    FsdpStore store(config, options, comm);
+    model::Model<float> model(config, model::Recompute::None, store);
+    optim::AdamW optimizer(store.param_shards(), {});
+    train::TrainOptions o;
+    o.steps = 3;
+    o.schedule.lr = 1e-2;
+    o.schedule.warmup_steps = 1;
+    train::Trainer trainer(o, model, store, optimizer, comm);
+    testing::RowSlice mine(2 * comm.size(), 2 * comm.rank(), 2);
+    const std::size_t pass = 6 + (4 - (k - 1));  // forward, then the blocks not kept into backward
+    std::vector<double> losses;
+    for (int s = 0; s < 3; ++s) {
+      const std::size_t before = log.gather_inputs.size();
+      losses.push_back(trainer.train_step(mine).loss);
+      const std::size_t ahead = s + 1 < 3 ? std::size_t(k) : 0;
+      // This step's pass, less what the previous step gathered for it, plus the next pass's first K units.
+      EXPECT_EQ(log.gather_inputs.size() - before, pass - (s > 0 ? std::size_t(k) : 0) + ahead) << "step " << s;
+      EXPECT_EQ(store.gathered_units(), int(ahead)) << "step " << s;
+      EXPECT_EQ(store.gathers_in_flight(), 0) << "step " << s << ": a gather in flight between steps";
+      for (std::size_t i = log.gather_inputs.size() - ahead; i < log.gather_inputs.size(); ++i) {
+        const int unit = int(i - (log.gather_inputs.size() - ahead));
+        const auto& shard = store.param_shards()[std::size_t(unit)].flat;
+        EXPECT_EQ(log.gather_inputs[i], shard.data()) << "the next pass's gathers in pass order";
+        EXPECT_EQ(std::memcmp(log.gather_sent[i].data(), shard.data(), shard.size() * sizeof(float)), 0)
+            << "unit " << unit << " was gathered before its update";
+      }
+    }
+    EXPECT_EQ(losses, reference);
+  }
 }
 
 // Gathers come first on the wire: one at a time, and a reduction is started beside a gather only when compute

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "llmtrain/model/param_units.hpp"
@@ -26,9 +27,11 @@ class AdamW {
   AdamW(const std::vector<model::ParamUnit<float>>& params, const AdamWOptions& options);
 
   // One update of every parameter from grad_scale * its gradient (grad_scale carries gradient clipping)
-  // at learning rate lr. params and grads have the ranges given at construction.
+  // at learning rate lr. params and grads have the ranges given at construction. Units are updated in
+  // index order; `updated(u)`, if given, runs as soon as unit u is (a parameter store may start
+  // communicating it while the later units update).
   void step(std::vector<model::ParamUnit<float>>& params, const std::vector<model::ParamUnit<float>>& grads,
-            double lr, double grad_scale = 1.0);
+            double lr, double grad_scale = 1.0, const std::function<void(int)>& updated = {});
 
   std::int64_t steps_taken() const { return steps_; }
   // Continues the bias correction of a run that took `steps` updates (a checkpoint's, with its moments).

@@ -6,7 +6,8 @@
 // grad_ready(u) starts its reduce-scatter (HSDP: then an all-reduce of the chunk across groups) and the
 // chunk is added into this rank's gradient shard, micro-batch after micro-batch. Gathers run ahead in a
 // sliding window of at most K units (parallel.max_inflight_units) in the order the model will ask for them;
-// reductions are bounded by R. docs/parallel.md gives the window's rules and the memory bound.
+// reductions are bounded by R. The next pass's first gathers start during the optimizer step, as soon as
+// their units are updated (shard_updated). docs/parallel.md gives the window's rules and the memory bound.
 #pragma once
 
 #include <memory>
@@ -33,6 +34,7 @@ class FsdpStore final : public ParamStore {
   void progress() override;
   void reduce_gradients() override;
   double grad_norm() override;
+  void shard_updated(int unit) override;
   std::int64_t shard_bytes() const override;
   CommTimes take_comm_times() override;
 

@@ -54,6 +54,10 @@ class ParamStore : public model::UnitAccess<float> {
   virtual void reduce_gradients() = 0;
   // Collective: the L2 norm of the whole reduced gradient (every element counted once).
   virtual double grad_norm() = 0;
+  // Called by the optimizer step after it has updated unit `unit`'s range (units in index order, which is
+  // the forward order), when another pass follows: the range is final until that pass. A sharded store
+  // starts gathering the next pass's first units then, so their gathers overlap the rest of the update.
+  virtual void shard_updated(int /*unit*/) {}
 
   // Bytes this rank keeps between steps: parameters, gradients and the two AdamW moments of its ranges.
   virtual std::int64_t shard_bytes() const = 0;
