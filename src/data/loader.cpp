@@ -316,7 +316,8 @@ StreamProgress Loader::Impl::stream_progress(std::size_t dataset) {
   // Several threads: the position as of the documents taken is the lookahead's copy, all cursors of it.
   StreamPosition at = ahead_[dataset]->position();
   StreamProgress p{{}, at.draw_counter, at.records_read, at.bad_records};
-  for (std::size_t i = 0; i < at.cursors.size(); ++i) p.cursors.emplace_back(static_cast<std::uint32_t>(i), at.cursors[i]);
+  for (std::size_t i = 0; i < at.cursors.size(); ++i)
+    p.cursors.emplace_back(static_cast<std::uint32_t>(i), at.cursors[i]);
   return p;
 }
 
