@@ -306,7 +306,20 @@ Tallies Loader::Impl::tallies() const { return {empty_, tokenless_docs_, no_toke
 
 LoaderStats Loader::Impl::stats() const { return stats_of(save(), tallies(), bad_by_file_); }
 
-void Loader::Impl::record_progress() { progress_.emplace(); }
+void Loader::Impl::record_progress() {
+  progress_.emplace();
+  for (auto& stream : streams_) stream->take_progress();  // the consumer's copy of the state starts here
+}
+
+StreamProgress Loader::Impl::stream_progress(std::size_t dataset) {
+  if (ahead_.empty()) return streams_[dataset]->take_progress();
+  // Several threads: the position as of the documents taken is the lookahead's copy, all cursors of it.
+  StreamPosition at = ahead_[dataset]->position();
+  StreamProgress p{{}, at.draw_counter, at.records_read, at.bad_records};
+  for (std::size_t i = 0; i < at.cursors.size(); ++i)
+    p.cursors.emplace_back(static_cast<std::uint32_t>(i), at.cursors[i]);
+  return p;
+}
 
 Progress Loader::Impl::take_progress() {
   Progress p = std::move(*progress_);
@@ -314,7 +327,7 @@ Progress Loader::Impl::take_progress() {
   p.window_counter = window_counter_;
   std::uint64_t bad = 0;
   for (std::size_t d = 0; d < streams_.size(); ++d) {
-    p.streams.push_back(position(d));
+    p.streams.push_back(stream_progress(d));
     bad += streams_[d]->bad_records;  // counted with bad_by_file_, including documents read ahead
   }
   p.tokens_since_weights = tokens_since_weights_;

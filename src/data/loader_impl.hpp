@@ -56,6 +56,7 @@ class Loader::Impl {
   void frame_or_count(FileFormat format, std::string_view text, FramedDocument& framed) const;
   bool next_document(std::size_t dataset, DocRef& doc, FramedDocument& framed, const BadRecordPolicyState& bad);
   StreamPosition position(std::size_t dataset) const;  // as of the documents drawn (not read ahead)
+  StreamProgress stream_progress(std::size_t dataset);  // what position() moved since the last take_progress()
   RowProvenance describe_row(const PackedRow& row) const;
   // restore.cpp
   Span remap(Span saved, const std::vector<int>& dataset_map) const;  // saved dataset index -> ours, checked

@@ -26,12 +26,16 @@ void apply(Progress&& p, SavedState& state, Tallies& tallies, std::map<std::stri
   state.window_counter = p.window_counter;
   for (std::size_t d = 0; d < state.datasets.size(); ++d) {
     SavedDataset& sd = state.datasets[d];
-    StreamPosition& stream = p.streams[d];
+    const StreamProgress& stream = p.streams[d];
     sd.tokens_since_weights = p.tokens_since_weights[d];
     sd.draw_counter = stream.draw_counter;
     sd.records_read = stream.records_read;
     sd.bad_records = stream.bad_records;
-    sd.cursors = std::move(stream.cursors);  // same shards in the same order: the fingerprints stay
+    for (const auto& [index, cursor] : stream.cursors) {  // the same shard keeps its index: fingerprints stay
+      LLMTRAIN_CHECK(index < sd.cursors.size() && sd.cursors[index].shard == cursor.shard, "data loader: prefetch "
+                     "progress moves cursor ", index, " (logical shard ", cursor.shard, ") of ", sd.cursors.size());
+      sd.cursors[index] = cursor;
+    }
   }
   state.queue = std::move(p.queue);
   tallies = std::move(p.tallies);

@@ -6,8 +6,10 @@
 // the window (their spans, a few per row) and which window slot each handed-out row left from, plus the
 // positions and counters as of the batch's last row. Replaying that onto a copy of the state taken when the
 // producer started (apply) gives, batch by batch, exactly the state a synchronous loader would save: the
-// same bytes. A Progress costs the spans of the rows made (never a copy of the window) and one copy of the
-// cursors of the rank's shards (logical_shards / W per dataset) per batch.
+// same bytes. A Progress costs the spans of the rows made (never a copy of the window) and the cursors that
+// moved during the batch (a few per row, plus every shard of a dataset whose epoch ended), not all of the
+// rank's logical_shards / W per dataset. (With data.threads > 1 it holds them all: the lookahead's position
+// is a whole copy already.)
 #pragma once
 
 #include <cstdint>
@@ -38,7 +40,7 @@ struct Progress {
   std::vector<Pick> picks;                 // rows handed out, in order
   // As of the batch's last row:
   std::uint64_t window_counter = 0;
-  std::vector<StreamPosition> streams;  // per dataset
+  std::vector<StreamProgress> streams;  // per dataset: the cursors moved in the batch, and the counters
   std::vector<std::uint64_t> tokens_since_weights;
   std::vector<Span> queue;
   Tallies tallies;

@@ -36,6 +36,23 @@ std::vector<ShardCursor> ShardStream::cursors() const {
   return out;
 }
 
+StreamProgress ShardStream::take_progress() {
+  StreamProgress p{{}, draw_counter, records_read, bad_records};
+  p.cursors.reserve(moved_.size());
+  for (std::uint32_t i : moved_) {
+    p.cursors.emplace_back(i, shards_[i].cursor);
+    shards_[i].moved = false;
+  }
+  moved_.clear();
+  return p;
+}
+
+void ShardStream::mark_moved(Shard& shard) {
+  if (shard.moved) return;
+  shard.moved = true;
+  moved_.push_back(static_cast<std::uint32_t>(&shard - shards_.data()));
+}
+
 void ShardStream::set_cursor(const ShardCursor& cursor) {
   for (Shard& s : shards_) {
     if (s.cursor.shard != cursor.shard) continue;
@@ -43,6 +60,8 @@ void ShardStream::set_cursor(const ShardCursor& cursor) {
     s.block_open = false;
     s.done_known = false;
     s.weight = -1;
+    mark_moved(s);
+    tree_valid_ = false;
     return;
   }
   LLMTRAIN_FAIL("dataset '", files_.name, "': rank ", rank_, " does not own logical shard ", cursor.shard);
@@ -112,6 +131,7 @@ bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
     if (c.doc_pos < shard.block.records.size()) return true;
     const ShardBlock& range = shard.blocks[shard.block_index];
     shard.done_bytes += range.end - range.begin;
+    mark_moved(shard);
     ++c.block_pos;
     c.doc_pos = 0;
     shard.block_open = false;
@@ -131,6 +151,7 @@ double ShardStream::weight(Shard& shard, const BadRecordPolicyState& bad) {
 }
 
 void ShardStream::next_epoch(Shard& shard) {
+  mark_moved(shard);
   shard.cursor = ShardCursor{shard.cursor.shard, shard.cursor.epoch + 1, 0, 0};
   shard.done_bytes = 0;
   shard.done_known = true;
@@ -142,6 +163,7 @@ void ShardStream::next_epoch(Shard& shard) {
 bool ShardStream::advance(Shard& shard, TextExtractor& extractor, const BadRecordPolicyState& bad, Drawn& out) {
   ShardCursor& c = shard.cursor;
   shard.weight = -1;
+  mark_moved(shard);
   while (open_current(shard, bad)) {
     const ShardBlock& range = shard.blocks[shard.block_index];
     const CorpusFile& file = files_.files[range.file];
@@ -162,41 +184,49 @@ bool ShardStream::advance(Shard& shard, TextExtractor& extractor, const BadRecor
   return false;
 }
 
+void ShardStream::build_tree(const BadRecordPolicyState& bad) {
+  epoch_ = min_epoch();
+  active_ = 0;
+  tree_.reset(shards_.size());
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    if (shards_[i].cursor.epoch != epoch_) continue;
+    tree_.set(i, weight(shards_[i], bad));
+    ++active_;
+  }
+  tree_valid_ = true;
+  stale_ = SIZE_MAX;
+}
+
 std::optional<ShardStream::Drawn> ShardStream::next(TextExtractor& extractor, const BadRecordPolicyState& bad) {
   // Bound on epoch changes without a document: beyond it every owned shard went through a whole epoch empty.
   std::size_t fruitless = 0;
   while (fruitless <= 2 * shards_.size() + 2) {
     if (fruitless > 0) check_not_stopped("looking for a readable document of dataset '" + files_.name + "'");
-    std::uint32_t epoch = min_epoch();
-    std::vector<std::pair<std::size_t, double>> active;  // (shard, weight)
-    double total = 0;
-    for (std::size_t i = 0; i < shards_.size(); ++i) {
-      if (shards_[i].cursor.epoch != epoch) continue;
-      double w = weight(shards_[i], bad);
-      active.emplace_back(i, w);
-      total += w;
+    if (!tree_valid_) {
+      build_tree(bad);
+    } else if (stale_ != SIZE_MAX) {  // the shard drawn last is still at epoch_ (it gave a document)
+      tree_.set(stale_, weight(shards_[stale_], bad));
+      stale_ = SIZE_MAX;
     }
-    if (total <= 0) {  // every shard of the lowest epoch is finished
-      for (const auto& a : active) next_epoch(shards_[a.first]);
+    if (tree_.total() <= 0) {  // every shard of the lowest epoch is finished
+      for (Shard& shard : shards_)
+        if (shard.cursor.epoch == epoch_) next_epoch(shard);
+      tree_valid_ = false;
       ++fruitless;
       continue;
     }
     std::uint64_t h = hash_values({seed_, name_hash_, static_cast<std::uint64_t>(rank_), draw_counter});
-    double point = static_cast<double>(h >> 11) * 0x1.0p-53 * total;
-    std::size_t pick = active.size();
-    for (std::size_t i = 0; i < active.size(); ++i) {
-      if (active[i].second <= 0) continue;
-      pick = i;
-      if (point < active[i].second) break;
-      point -= active[i].second;
-    }
-    Shard& shard = shards_[active[pick].first];
+    const std::size_t pick = tree_.pick(static_cast<double>(h >> 11) * 0x1.0p-53 * tree_.total());
+    Shard& shard = shards_[pick];
     Drawn drawn;
     if (advance(shard, extractor, bad, drawn)) {
       ++draw_counter;
+      stale_ = pick;
       return drawn;
     }
-    next_epoch(shard);
+    next_epoch(shard);  // out of the tree: the others of epoch_ go on, or the next lowest epoch is built
+    tree_.set(pick, 0);
+    if (--active_ == 0) tree_valid_ = false;
     ++fruitless;
   }
   return std::nullopt;

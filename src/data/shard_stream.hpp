@@ -10,19 +10,27 @@
 // its file nor on its length. A rank finishes an epoch on all its shards before
 // starting the next; an exhausted shard moves to the next epoch, whose order is a new permutation. The
 // weights are a function of the cursors only, so a resumed run makes the same choices.
+//
+// Drawing costs O(log shards), not O(shards): the weights of the shards at the lowest epoch stay in a WeightTree
+// between draws (weight_tree.hpp); a draw changes only the drawn shard's weight, and only an epoch change
+// rebuilds the tree. The stream also remembers which cursors moved, so that the prefetcher's per-batch
+// record (progress.hpp) carries those instead of all of them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "corpus.hpp"
 #include "permutation.hpp"
 #include "records.hpp"
+#include "weight_tree.hpp"
 
 namespace llmtrain::data {
 
@@ -53,6 +61,13 @@ struct StreamPosition {
   std::uint64_t draw_counter = 0, records_read = 0, bad_records = 0;
 };
 
+// How a stream moved since its last take_progress(): the cursors that changed, each with its index among the
+// owned shards, and the counters.
+struct StreamProgress {
+  std::vector<std::pair<std::uint32_t, ShardCursor>> cursors;
+  std::uint64_t draw_counter = 0, records_read = 0, bad_records = 0;
+};
+
 class ShardStream {
  public:
   ShardStream(const DatasetFiles& files, std::uint32_t dataset_index, std::uint64_t seed,
@@ -69,6 +84,8 @@ class ShardStream {
 
   std::vector<ShardCursor> cursors() const;
   StreamPosition position() const { return {cursors(), draw_counter, records_read, bad_records}; }
+  // The cursors moved since the last call (or since construction), and the counters; O(cursors moved).
+  StreamProgress take_progress();
   void set_cursor(const ShardCursor& cursor);  // for an owned shard, from a saved state
   std::uint32_t min_epoch() const;             // lowest epoch among owned shards
 
@@ -87,8 +104,12 @@ class ShardStream {
     bool block_open = false;
     std::uint64_t block_index = 0;  // of the open block in `blocks`
     double weight = -1;             // cached weight(); negative: to compute (the cursor moved)
+    bool moved = false;             // the cursor changed since the last take_progress()
     LoadedBlock block;
   };
+  void mark_moved(Shard& shard);
+  // Puts the weights of the shards at the lowest epoch in the tree (in shard order, as weight() reads blocks).
+  void build_tree(const BadRecordPolicyState& bad);
   // Opens the shard's current block, moving past finished blocks; false when the shard's epoch is done.
   bool open_current(Shard& shard, const BadRecordPolicyState& bad);
   // Estimated documents left in the shard's epoch: a function of the cursor and the files only.
@@ -106,6 +127,13 @@ class ShardStream {
   std::uint64_t seed_, name_hash_, logical_shards_, block_bytes_;
   int rank_;
   std::vector<Shard> shards_;  // owned shards in increasing order
+  // The draw's tree: valid while `active_` shards are at epoch `epoch_` (the lowest); the others weigh 0 in it.
+  WeightTree tree_;
+  bool tree_valid_ = false;
+  std::uint32_t epoch_ = 0;
+  std::size_t active_ = 0;
+  std::size_t stale_ = SIZE_MAX;  // the shard drawn last: its weight is computed at the next draw
+  std::vector<std::uint32_t> moved_;  // indices of the shards whose `moved` is set
   std::set<std::string> warned_size_change_;  // files already reported as changed in size
 };
 

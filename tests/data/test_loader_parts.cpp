@@ -1,6 +1,8 @@
-// Unit tests of the loader's stages: keyed permutations, the logical shard layout and block reading, packing.
+// Unit tests of the loader's stages: keyed permutations, the shard draw's weight tree, the logical shard layout and
+// block reading, packing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -8,6 +10,7 @@
 #include "packer.hpp"
 #include "permutation.hpp"
 #include "shards.hpp"
+#include "weight_tree.hpp"
 
 namespace llmtrain::data::testing {
 namespace {
@@ -36,6 +39,59 @@ TEST(KeyedPermutation, KeysGiveDifferentOrders) {
   }
   EXPECT_LT(same, 20);
   EXPECT_LT(fixed, 20);
+}
+
+// Weights that are small integers sum exactly, so the item at each point is known: the one whose interval
+// [prefix, prefix + weight) holds it. Items of weight 0 (finished shards) are never picked, not even at the
+// very end, where rounding may put u * total.
+TEST(WeightTree, PicksTheItemWhoseIntervalHoldsThePoint) {
+  for (std::size_t n : {1, 2, 3, 5, 8, 100, 1024, 1025}) {
+    SCOPED_TRACE(::testing::Message() << n << " items");
+    std::vector<double> w(n);
+    for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<double>((i * 7 + 3) % 5);  // zeros included
+    w[n / 2] = 1;  // at least one positive
+    WeightTree tree;
+    tree.reset(n);
+    for (std::size_t i = 0; i < n; ++i) tree.set(i, w[i]);
+    const double total = std::accumulate(w.begin(), w.end(), 0.0);
+    ASSERT_EQ(tree.total(), total);
+    double prefix = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (w[i] > 0) {
+        EXPECT_EQ(tree.pick(prefix), i);
+        EXPECT_EQ(tree.pick(prefix + 0.5), i);
+        EXPECT_EQ(tree.pick(std::nextafter(prefix + w[i], 0.0)), i);
+      }
+      prefix += w[i];
+    }
+    std::size_t last = n;
+    while (w[--last] <= 0) {}
+    EXPECT_EQ(tree.pick(total), last) << "a point rounded up to the total";
+    tree.set(last, 0);
+    if (tree.total() > 0) {
+      EXPECT_NE(tree.pick(tree.total()), last) << "weight 0 now";
+    }
+  }
+}
+
+// The sums are recomputed from the children, so they depend on the weights only, not on the order or history
+// of the updates: a tree rebuilt from saved cursors picks exactly what the one updated draw by draw picks.
+TEST(WeightTree, SumsArePureFunctionsOfTheWeights) {
+  const std::size_t n = 1000;
+  std::vector<double> w(n);
+  for (std::size_t i = 0; i < n; ++i) w[i] = 0.1 * static_cast<double>(i % 13) + 1.0 / static_cast<double>(i + 3);
+  WeightTree fresh, updated;
+  fresh.reset(n);
+  updated.reset(n);
+  for (std::size_t i = 0; i < n; ++i) fresh.set(i, w[i]);
+  for (std::size_t i = n; i-- > 0;) updated.set(i, 1e6 * w[i] + 0.3);  // other values first, in another order
+  for (std::size_t i = 0; i < n; i += 2) updated.set(i, w[i]);
+  for (std::size_t i = 1; i < n; i += 2) updated.set(i, w[i]);
+  ASSERT_EQ(fresh.total(), updated.total());
+  for (int k = 0; k < 1000; ++k) {
+    const double point = fresh.total() * (static_cast<double>(k) + 0.37) / 1000.0;
+    ASSERT_EQ(fresh.pick(point), updated.pick(point)) << "point " << point;
+  }
 }
 
 TEST(LogicalShards, BalancedOwnershipForAnyWorldSize) {

@@ -90,6 +90,41 @@ TEST(LoaderPrefetch, StateIsTheSynchronousStateByteForByte) {
         }
 }
 
+// The default 1024 logical shards, where a batch moves a few of the rank's many cursors and an epoch's end moves
+// all of them: the Progress carries only the cursors that moved, and the state is still the synchronous one
+// byte for byte at every step, over several epochs; every document of epochs 0 and 1 is delivered exactly once,
+// and a run resumed from a prefetched state at step 40 gives the synchronous run's batches.
+TEST(LoaderPrefetch, At1024ShardsTheStateIsTheSynchronousStateOverEpochs) {
+  TempDir dir("prefetch-1024");
+  for (const Input& input : inputs(dir))
+    for (int world : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << input.name << ", W " << world);
+      LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}}, 255);
+      o.logical_shards = 1024;
+      o.batch_rows = 8;
+      const Corpus corpus = scan_corpus(o, *byte_encoder());
+      World sync(o, world);
+      o.prefetch_rows = 32;
+      World async(o, world);
+      Coverage coverage;
+      std::vector<std::string> at40;
+      for (int step = 1; step <= 120; ++step) {
+        sync.step(&coverage, &corpus);
+        async.step();
+        if (step % 9 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        ASSERT_TRUE(same_states(sync.states(), async.states())) << "after step " << step;
+        if (step == 40) at40 = async.states();
+      }
+      expect_same_batches(sync, 0, async, 120);
+      for (std::size_t r = 0; r < async.ranks.size(); ++r) ASSERT_GE(async.ranks[r]->stats().datasets[0].epoch, 2u);
+      coverage.expect_exactly(corpus, 0);
+      coverage.expect_exactly(corpus, 1);
+      World resumed(o, world, at40);
+      resumed.steps(80);
+      expect_same_batches(sync, 40, resumed, 80);
+    }
+}
+
 // What ckpt_strategy_chain found: a rescale from a state taken while the producer ran ahead dealt the rows it had
 // made to the new ranks, so the order after it depended on timing. Now the state taken with the producer's ring
 // full (the consumer waited) equals the synchronous one, and resuming it onto 3 ranks, with or without
