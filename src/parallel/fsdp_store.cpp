@@ -114,6 +114,19 @@ struct FsdpStore::Impl {
     gather_busy.set(!wire.empty());
   }
 
+  // Compute waits for gathers: `wait` runs with the exposed and gather-wait clocks on, traced as one span
+  // named after what it waits for.
+  template <typename Wait>
+  void wait_exposed(const std::string& what, Wait wait) {
+    const double begin = trace ? trace->now_us() : 0;
+    exposed.set(true);
+    gather_wait.set(true);
+    wait();
+    exposed.set(false);
+    gather_wait.set(false);
+    if (trace) trace->span(Trace::compute, "wait: all_gather " + what, begin, trace->now_us());
+  }
+
   // Runs the wire until `u`'s gather is complete (the gathers queued before it complete first).
   void finish(Unit& u) {
     while (on_wire(u.gather)) advance_wire(true);
@@ -263,13 +276,7 @@ const float* FsdpStore::acquire(int index) {
   if (u.gather != Gather::ready) {
     m.advance_wire(false);
     if (u.gather != Gather::ready) {
-      const double begin = trace_ ? trace_->now_us() : 0;
-      m.exposed.set(true);
-      m.gather_wait.set(true);
-      m.finish(u);
-      m.exposed.set(false);
-      m.gather_wait.set(false);
-      if (trace_) trace_->span(Trace::compute, "wait: all_gather " + u.name, begin, trace_->now_us());
+      m.wait_exposed(u.name, [&] { m.finish(u); });
     }
     m.fill_window();
     m.reductions->progress();  // the link may be free of gathers now
@@ -337,13 +344,9 @@ void FsdpStore::shard_updated(int index) {
   m.advance_wire(false);
   m.fill_window();
   if (std::size_t(index) + 1 == m.units.size() && !m.wire.empty()) {
-    const double begin = trace_ ? trace_->now_us() : 0;
-    m.exposed.set(true);
-    m.gather_wait.set(true);
-    while (!m.wire.empty()) m.advance_wire(true);
-    m.exposed.set(false);
-    m.gather_wait.set(false);
-    if (trace_) trace_->span(Trace::compute, "wait: all_gather (next pass)", begin, trace_->now_us());
+    m.wait_exposed("(next pass)", [&] {
+      while (!m.wire.empty()) m.advance_wire(true);
+    });
   }
 }
 
