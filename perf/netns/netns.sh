@@ -14,7 +14,8 @@
 #        netns.sh down           kill what runs in the hosts and remove them (safe to repeat)
 # Environment: NETNS_PREFIX (default "llt": hosts lltn1.., bridge lltbr; letters and digits only, since
 # MPI and Slurm host names must not contain "_"), NETNS_SUBNET (default 10.77.0: hosts .1.., bridge .254),
-# NETNS_TCP_LINKS (default 2: Open MPI's btl_tcp_links for `netns.sh mpirun`; see README.md).
+# NETNS_TCP_LINKS (default 2: Open MPI's btl_tcp_links for `netns.sh mpirun`; see README.md),
+# NETNS_TCP_FRAG (bytes; default about 1 ms of the link: Open MPI's btl_tcp_rdma_pipeline_frag_size, below).
 set -euo pipefail
 prefix=${NETNS_PREFIX:-llt}
 subnet=${NETNS_SUBNET:-10.77.0}
@@ -109,6 +110,21 @@ status() {
   done
 }
 
+# Open MPI's TCP transport sends a large message's RDMA part as ONE fragment (btl_tcp_rdma_pipeline_frag_size,
+# default 2 GiB), and a connection sends fragments one after another. When one connection carries both
+# directions, the protocol messages a rank owes its peer (ob1's acknowledgements and put requests) wait
+# behind its whole outgoing message, so the two directions take turns (perf/scaling/README.md, "slow
+# runs"). Fragments of about 1 ms of the link (at least 128 KiB) bound that wait.
+pipeline_frag() {
+  [ -n "${NETNS_TCP_FRAG:-}" ] && { echo "$NETNS_TCP_FRAG"; return; }
+  local first rate bps frag=131072
+  first=$(hosts | head -1)
+  rate=$(ip netns exec "$first" tc qdisc show dev eth0 | sed -n 's/.* rate \([0-9]*[KMG]*bit\).*/\1/p' | tr 'KMG' 'kmg')
+  bps=$(rate_bits "${rate:-9gbit}")  # unshaped veth: about 9 Gbit/s here
+  while [ $(( frag * 2 )) -le $(( bps / 8 / 1000 )) ]; do frag=$(( frag * 2 )); done
+  echo "$frag"
+}
+
 run_mpirun() {
   local list hostfile
   list=$(hosts)
@@ -121,12 +137,12 @@ run_mpirun() {
   local status=0
   # mpirun stays in this namespace and reaches its daemons through the bridge's address; both the daemons'
   # control traffic (oob) and MPI's data (btl tcp) are held to the emulated subnet, and shared memory is
-  # off, so ranks talk only over the shaped links. One TCP connection per peer carries the two directions
-  # of an exchange one after the other (measured: half the link rate in all-gather); two run both at once.
+  # off, so ranks talk only over the shaped links.
   mpirun --hostfile "$hostfile" --map-by node \
     --mca plm_rsh_agent "$here/rsh-agent.sh" \
     --mca oob_tcp_if_include "$subnet.0/24" --mca btl_tcp_if_include "$subnet.0/24" \
-    --mca btl tcp,self --mca pml ob1 --mca btl_tcp_links "${NETNS_TCP_LINKS:-2}" "$@" || status=$?
+    --mca btl tcp,self --mca pml ob1 --mca btl_tcp_links "${NETNS_TCP_LINKS:-2}" \
+    --mca btl_tcp_rdma_pipeline_frag_size "$(pipeline_frag)" "$@" || status=$?
   rm -f "$hostfile"
   return "$status"
 }
