@@ -236,7 +236,7 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "ring6", "results.csv"))
+    ap.add_argument("csv", nargs="?", default=os.path.join(HERE, "frag", "results.csv"))
     ap.add_argument("--plots", default=HERE, help="directory for the PNG plots")
     ap.add_argument("--check", help="a later CSV whose every point the fitted model predicts (none is fitted)")
     args = ap.parse_args()

@@ -15,6 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 csv=${2:-$here/results.csv}
 steps=${3:-3}
 bench=$(cd "$build" && pwd)/bin/fsdp_bench
+unset OPENBLAS_CORETYPE  # the CPU's own OpenBLAS kernels: a forced older set (e.g. Haswell) halves fp32 compute
 netns=$here/../netns/netns.sh
 lock=${BENCH_LOCK:-/work/bench.lock}
 export NETNS_PREFIX=${NETNS_PREFIX:-scl} NETNS_SUBNET=${NETNS_SUBNET:-10.81.0}
