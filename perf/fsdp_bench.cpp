@@ -79,8 +79,19 @@ int main(int argc, char** argv) {
   config.n_kv_heads = 4;
   config.d_ff = 1536;
   config.tie_embeddings = false;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
+  for (int i = 1; i < argc; i += 2) {
+    const std::string key = argv[i];
+    if (key == "--help" || key == "-h") {
+      std::printf("usage: fsdp_bench [--strategy replicated|fsdp|hsdp] [--k K] [--r R] [--reshard 0|1] [--progress-us N]\n"
+                  "                  [--comm-dtype fp32|bf16] [--steps N] [--rows N] [--seq N] [--d-model N] [--layers N]\n"
+                  "                  [--d-ff N] [--vocab N] [--trace PATH]   (under mpirun; perf/fsdp_bench.cpp says more)\n");
+      return 0;
+    }
+    if (i + 1 == argc) {  // every other option takes a value: a lone one is not silently ignored
+      std::fprintf(stderr, "fsdp_bench: %s needs a value (see the usage in perf/fsdp_bench.cpp)\n", key.c_str());
+      return 2;
+    }
+    const std::string value = argv[i + 1];
     const long n = std::atol(value.c_str());
     if (key == "--strategy") store.strategy = value;
     else if (key == "--k") store.max_inflight_units = int(n);
