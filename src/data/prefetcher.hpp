@@ -1,11 +1,11 @@
 // Background preparation of batches: one thread runs the loader's forward path (read, decompress, tokenize,
-// pack, shuffle) ahead of the trainer, into a ring of slots that each hold one batch's rows.
+// pack, shuffle, assemble) ahead of the trainer, into a ring of slots that each hold one batch.
 //
 // Why whole batches: handing over rows one by one cost a lock and a wake-up per row, which on pre-tokenized
 // data (a few microseconds per row) more than halved the tokens per CPU second. Neither side signals the
 // other unless it waits, and then only past half the ring (a consumer ahead of the producer is woken once
 // half the ring is ready, a producer ahead of the consumer once half is free), so that a wake-up, which costs
-// about as much as making a batch of pre-tokenized rows, is paid once per half ring, not once per batch.
+// about a third of making a batch of pre-tokenized rows, is paid once per half ring, not once per batch.
 //
 // Why slots that keep their storage: when the producer assembled a new Batch per batch and the consumer took
 // it by move, every batch's tokens, provenance strings and Progress were allocated in one thread and freed in
