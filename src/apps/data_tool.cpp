@@ -194,12 +194,16 @@ int bench_command(int argc, char** argv) {
 
   Stopwatch watch;
   data::Loader loader(options, encoder, 0, w);
-  loader.next();
+  Batch taken;
+  loader.next_into(taken);
   const double first_batch_s = watch.seconds();
   std::int64_t tokens = 0;
   watch.restart();
   const double cpu_start = cpu_seconds();
-  for (long long s = 0; s < steps; ++s) tokens += static_cast<std::int64_t>(loader.next().tokens.size());
+  for (long long s = 0; s < steps; ++s) {  // as the trainer takes batches: into the storage of the last one
+    loader.next_into(taken);
+    tokens += static_cast<std::int64_t>(taken.tokens.size());
+  }
   const double run_s = watch.seconds(), run_cpu_s = cpu_seconds() - cpu_start;
 
   watch.restart();

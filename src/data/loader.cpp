@@ -240,32 +240,37 @@ PackedRow Loader::Impl::next_row() {
   return row;
 }
 
-RowProvenance Loader::Impl::describe_row(const PackedRow& row) const {
-  RowProvenance p;
+void Loader::Impl::describe_row(const PackedRow& row, RowProvenance& p) const {
   p.special = row.special;
+  p.spans.resize(row.spans.size());
   for (std::size_t i = 0; i < row.spans.size(); ++i) {
     const DocRef& doc = row.spans[i].doc;
-    p.spans.push_back({opt_.datasets[doc.dataset].name, files_[doc.dataset].files[doc.file].path, doc.byte_offset,
-                       doc.epoch, row.text[i].first, row.text[i].second});
+    SpanInfo& s = p.spans[i];
+    s.dataset = opt_.datasets[doc.dataset].name;
+    s.file = files_[doc.dataset].files[doc.file].path;
+    s.byte_offset = doc.byte_offset;
+    s.epoch = doc.epoch;
+    s.token_begin = row.text[i].first;
+    s.token_end = row.text[i].second;
   }
-  return p;
 }
 
-Batch Loader::Impl::assemble(const std::vector<PackedRow>& rows, std::vector<RowProvenance>& provenance) const {
-  Batch batch;
+void Loader::Impl::assemble(const std::vector<PackedRow>& rows, Batch& batch,
+                            std::vector<RowProvenance>& provenance) const {
   batch.rows = static_cast<std::int64_t>(rows.size());
   batch.seq_len = opt_.seq_len;
-  provenance.clear();
+  batch.tokens.clear();
+  batch.doc_index.clear();
   if (!opt_.metadata_only) {  // metadata-only rows have no tokens: the batch stays empty
     batch.tokens.reserve(static_cast<std::size_t>(batch.rows * batch.row_width()));
     batch.doc_index.reserve(batch.tokens.capacity());
   }
-  for (const PackedRow& row : rows) {
-    batch.tokens.insert(batch.tokens.end(), row.tokens.begin(), row.tokens.end());
-    batch.doc_index.insert(batch.doc_index.end(), row.doc_index.begin(), row.doc_index.end());
-    provenance.push_back(describe_row(row));
+  provenance.resize(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    batch.tokens.insert(batch.tokens.end(), rows[r].tokens.begin(), rows[r].tokens.end());
+    batch.doc_index.insert(batch.doc_index.end(), rows[r].doc_index.begin(), rows[r].doc_index.end());
+    describe_row(rows[r], provenance[r]);
   }
-  return batch;
 }
 
 SavedState Loader::Impl::save() const {
@@ -351,19 +356,21 @@ Loader::Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> enc
 
 Loader::~Loader() = default;  // the prefetcher (declared after impl_) stops and joins first
 
-Batch Loader::next() {
+void Loader::next_into(Batch& batch) {
   const std::int64_t batch_rows = impl_->batch_rows();
   if (!prefetcher_ && impl_->prefetch_rows() > 0)  // whole batches: prefetch_rows rounded up
     prefetcher_ = std::make_unique<Prefetcher>(
         *impl_, static_cast<std::size_t>((impl_->prefetch_rows() + batch_rows - 1) / batch_rows));
-  if (prefetcher_) {
-    PreparedBatch prepared = prefetcher_->pop();
-    impl_->provenance = std::move(prepared.provenance);
-    return std::move(prepared.batch);  // pop() moved the consumed state on by the batch's progress
-  }
+  if (prefetcher_) return prefetcher_->pop(batch, impl_->provenance);  // also moves the consumed state on
   std::vector<PackedRow> rows;
   for (std::int64_t r = 0; r < batch_rows; ++r) rows.push_back(impl_->next_row());
-  return impl_->assemble(rows, impl_->provenance);
+  impl_->assemble(rows, batch, impl_->provenance);
+}
+
+Batch Loader::next() {
+  Batch batch;
+  next_into(batch);
+  return batch;
 }
 
 const std::vector<RowProvenance>& Loader::last_provenance() const { return impl_->provenance; }

@@ -26,8 +26,9 @@ class Loader::Impl {
 
   // The next row, from the shuffle window.
   PackedRow next_row();
-  // A batch of rows and their provenance. Reads only the options and the file lists (any thread).
-  Batch assemble(const std::vector<PackedRow>& rows, std::vector<RowProvenance>& provenance) const;
+  // A batch of rows and their provenance, into the storage `batch` and `provenance` already have. Reads only
+  // the options and the file lists (any thread).
+  void assemble(const std::vector<PackedRow>& rows, Batch& batch, std::vector<RowProvenance>& provenance) const;
   SavedState save() const;
   Tallies tallies() const;
   const std::map<std::string, std::uint64_t>& bad_by_file() const { return bad_by_file_; }
@@ -57,7 +58,7 @@ class Loader::Impl {
   bool next_document(std::size_t dataset, DocRef& doc, FramedDocument& framed, const BadRecordPolicyState& bad);
   StreamPosition position(std::size_t dataset) const;  // as of the documents drawn (not read ahead)
   StreamProgress stream_progress(std::size_t dataset);  // what position() moved since the last take_progress()
-  RowProvenance describe_row(const PackedRow& row) const;
+  void describe_row(const PackedRow& row, RowProvenance& p) const;  // overwrites p, reusing its strings
   // restore.cpp
   Span remap(Span saved, const std::vector<int>& dataset_map) const;  // saved dataset index -> ours, checked
   void restore_exact(const SavedState& own, const std::vector<int>& dataset_map);

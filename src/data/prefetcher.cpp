@@ -30,22 +30,22 @@ void Loader::Prefetcher::run() {
   try {
     impl_.record_progress();
     for (;;) {
+      PreparedBatch* slot = nullptr;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         producer_waiting_ = true;
         space_.wait(lock, [this] { return stop_ || count_ < ring_.size(); });
         producer_waiting_ = false;
         if (stop_) break;
+        slot = &ring_[(head_ + count_) % ring_.size()];  // not ready: the consumer does not read it
       }
       made.clear();
       for (std::size_t r = 0; r < rows_per_batch && !stop_.load(std::memory_order_relaxed); ++r)
         made.push_back(impl_.next_row());
       if (made.size() < rows_per_batch) break;  // stopped
-      PreparedBatch prepared;
-      prepared.batch = impl_.assemble(made, prepared.provenance);
-      prepared.progress = impl_.take_progress();
+      impl_.assemble(made, slot->batch, slot->provenance);
+      slot->progress = impl_.take_progress();  // frees the slot's old Progress here, where it was allocated
       std::unique_lock<std::mutex> lock(mutex_);
-      ring_[(head_ + count_) % ring_.size()] = std::move(prepared);
       ++count_;
       const bool wake = consumer_waiting_ && count_ >= wake_consumer_at_;
       lock.unlock();
@@ -62,24 +62,29 @@ void Loader::Prefetcher::run() {
   ready_.notify_all();
 }
 
-PreparedBatch Loader::Prefetcher::pop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  consumer_waiting_ = true;
-  ready_.wait(lock, [this] { return count_ > 0 || finished_; });
-  consumer_waiting_ = false;
-  wake_consumer_at_ = std::max<std::size_t>(1, ring_.size() / 2);  // the first batch as soon as it is made
-  if (count_ == 0) {
-    LLMTRAIN_CHECK(error_ != nullptr, "data loader: the prefetch thread stopped");
-    std::rethrow_exception(error_);
+void Loader::Prefetcher::pop(Batch& batch, std::vector<RowProvenance>& provenance) {
+  PreparedBatch* slot = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    consumer_waiting_ = true;
+    ready_.wait(lock, [this] { return count_ > 0 || finished_; });
+    consumer_waiting_ = false;
+    wake_consumer_at_ = std::max<std::size_t>(1, ring_.size() / 2);  // the first batch as soon as it is made
+    if (count_ == 0) {
+      LLMTRAIN_CHECK(error_ != nullptr, "data loader: the prefetch thread stopped");
+      std::rethrow_exception(error_);
+    }
+    slot = &ring_[head_];  // ready: ours until released below
   }
-  PreparedBatch batch = std::move(ring_[head_]);
+  apply(slot->progress, consumed_, tallies_, bad_by_file_);  // copies: the Progress stays the producer's
+  std::swap(batch, slot->batch);
+  std::swap(provenance, slot->provenance);
+  std::unique_lock<std::mutex> lock(mutex_);
   head_ = (head_ + 1) % ring_.size();
   --count_;
   const bool wake = producer_waiting_ && count_ <= ring_.size() / 2;
   lock.unlock();
   if (wake) space_.notify_one();
-  apply(std::move(batch.progress), consumed_, tallies_, bad_by_file_);
-  return batch;
 }
 
 }  // namespace llmtrain::data

@@ -1,12 +1,22 @@
 // Background preparation of batches: one thread runs the loader's forward path (read, decompress, tokenize,
-// pack, shuffle, assemble) ahead of the trainer, into a ring of whole batches.
+// pack, shuffle, assemble) ahead of the trainer, into a ring of slots that each hold one batch.
 //
-// Why batches: handing over rows one by one cost a lock, a wake-up and a cache-cold copy per row, which on
-// pre-tokenized data (a few microseconds per row) more than halved the tokens per CPU second. The producer now
-// assembles each batch itself and the consumer takes it with one lock and a move. Neither side signals the
+// Why whole batches: handing over rows one by one cost a lock and a wake-up per row, which on pre-tokenized
+// data (a few microseconds per row) more than halved the tokens per CPU second. Neither side signals the
 // other unless it waits, and then only past half the ring (a consumer ahead of the producer is woken once
 // half the ring is ready, a producer ahead of the consumer once half is free), so that a wake-up, which costs
-// about as much as making a batch of pre-tokenized rows, is paid once per half ring, not once per batch.
+// about a third of making a batch of pre-tokenized rows, is paid once per half ring, not once per batch.
+//
+// Why slots that keep their storage: when the producer assembled a new Batch per batch and the consumer took
+// it by move, every batch's tokens, provenance strings and Progress were allocated in one thread and freed in
+// the other (glibc then takes the producer's arena lock, trims its heap and the producer faults fresh pages
+// in). Now each slot keeps a Batch, its provenance and its Progress. The producer assembles into the slot's
+// storage (no allocation once it is large enough) and moves the Progress in, freeing the old one in its own
+// thread. The consumer swaps the Batch and the provenance with the caller's (Loader::next_into), so what the
+// caller held goes back to the ring to be overwritten, and replays the Progress by copying, never moving
+// out of it. A slot is the consumer's from the moment it is ready until pop() releases it, and the producer
+// writes only slots that are not ready, so neither holds the lock while it works on a slot. (Loader::next(),
+// by value, hands the slot an empty Batch, which the producer must allocate again.)
 //
 // "State = consumed" without asking the producer: each batch carries its Progress (progress.hpp), and pop()
 // replays it onto the consumer's copy of the state, taken when the producer started. So state() and stats()
@@ -28,7 +38,7 @@
 
 namespace llmtrain::data {
 
-// One batch as the producer made it: what next() returns, and how it moved the loader's state.
+// One ring slot: a batch as the producer made it, and how it moved the loader's state.
 struct PreparedBatch {
   Batch batch;
   std::vector<RowProvenance> provenance;
@@ -42,8 +52,9 @@ class Loader::Prefetcher {
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
 
-  // Blocks until a batch is ready; rethrows the producer's error. Moves the consumed state on by the batch.
-  PreparedBatch pop();
+  // Blocks until a batch is ready; rethrows the producer's error. Swaps the batch and its provenance into
+  // `batch` and `provenance` (their old storage goes to the producer) and moves the consumed state on by it.
+  void pop(Batch& batch, std::vector<RowProvenance>& provenance);
   // The state as of the batches popped so far (the consumer's thread only, like pop()).
   const SavedState& consumed() const { return consumed_; }
   LoaderStats stats() const { return stats_of(consumed_, tallies_, bad_by_file_); }

@@ -7,13 +7,13 @@
 
 namespace llmtrain::data {
 
-void apply(Progress&& p, SavedState& state, Tallies& tallies, std::map<std::string, std::uint64_t>& bad_by_file) {
+void apply(const Progress& p, SavedState& state, Tallies& tallies, std::map<std::string, std::uint64_t>& bad_by_file) {
   // The window's moves, in the order Impl::next_row made them: rows enter at the back; a row leaves from its
   // slot and the last row takes its place.
   std::vector<std::vector<Span>>& window = state.window;
   std::size_t entered = 0;
   auto enter_until = [&](std::size_t n) {
-    for (; entered < n; ++entered) window.push_back(std::move(p.entered[entered]));
+    for (; entered < n; ++entered) window.push_back(p.entered[entered]);
   };
   for (const Progress::Pick& pick : p.picks) {
     enter_until(pick.entered_before);
@@ -37,9 +37,9 @@ void apply(Progress&& p, SavedState& state, Tallies& tallies, std::map<std::stri
       sd.cursors[index] = cursor;
     }
   }
-  state.queue = std::move(p.queue);
-  tallies = std::move(p.tallies);
-  if (p.bad_by_file) bad_by_file = std::move(*p.bad_by_file);
+  state.queue = p.queue;
+  tallies = p.tallies;
+  if (p.bad_by_file) bad_by_file = *p.bad_by_file;
 }
 
 LoaderStats stats_of(const SavedState& state, const Tallies& tallies,

@@ -48,7 +48,8 @@ struct Progress {
 };
 
 // Moves `state`, `tallies` and `bad_by_file` (as of some batch) on to the end of the batch `p` was made for.
-void apply(Progress&& p, SavedState& state, Tallies& tallies, std::map<std::string, std::uint64_t>& bad_by_file);
+// Copies what it keeps from `p`: the prefetcher's consumer must not own what its producer allocated.
+void apply(const Progress& p, SavedState& state, Tallies& tallies, std::map<std::string, std::uint64_t>& bad_by_file);
 
 // Loader::stats() of a loader whose state is `state`.
 LoaderStats stats_of(const SavedState& state, const Tallies& tallies,

@@ -19,10 +19,15 @@ ProvenanceLog::ProvenanceLog(data::Loader& loader, const std::string& path, int 
 }
 
 Batch ProvenanceLog::next() {
-  Batch batch = loader_.next();
+  Batch batch;
+  next_into(batch);
+  return batch;
+}
+
+void ProvenanceLog::next_into(Batch& batch) {
+  loader_.next_into(batch);
   const auto& rows = loader_.last_provenance();
   pending_.insert(pending_.end(), rows.begin(), rows.end());
-  return batch;
 }
 
 void ProvenanceLog::after_step(train::Trainer& trainer, const train::StepMetrics&) {

@@ -52,7 +52,8 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   std::int64_t seq_len = 0;
   for (std::int64_t micro = 0; micro < options_.grad_accum; ++micro) {
     const Stopwatch wait_watch;
-    const Batch batch = source.next();
+    source.next_into(batch_);
+    const Batch& batch = batch_;
     m.data_wait_s += wait_watch.seconds();
     store_.begin_micro_batch(micro + 1 == options_.grad_accum);
     const model::LossSum loss = model_.forward_backward(batch, 1.0 / double(options_.grad_accum));

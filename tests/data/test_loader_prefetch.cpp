@@ -3,6 +3,7 @@
 // reaching the trainer, and shutdown at any point without hanging.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <thread>
 
@@ -152,6 +153,47 @@ TEST(LoaderPrefetch, RescaleFromAPrefetchedStateGivesTheSynchronousBatches) {
     expect_same_batches(reference, 0, from_async, 40);
     expect_same_batches(reference, 0, prefetched, 40);
   }
+}
+
+// next_into() hands the caller's storage back to the ring, and the producer assembles later batches into it: a
+// batch the caller still holds (here the last three, in three Batch objects taken into in turn) must never
+// change or share storage with another, the batches must be the synchronous loader's, and under the audit every
+// token of epochs 0 and 1 is delivered exactly once. The consumer pauses now and then so that the producer fills
+// its ring and works on storage it got back.
+TEST(LoaderPrefetch, RecycledStorageNeverAliasesABatchTheCallerHolds) {
+  TempDir dir("prefetch-recycle");
+  for (const Input& input : inputs(dir))
+    for (std::int64_t prefetch : {2, 16}) {
+      SCOPED_TRACE(::testing::Message() << input.name << ", prefetch " << prefetch << " rows");
+      LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}});
+      o.batch_rows = 2;
+      const Corpus corpus = scan_corpus(o, *byte_encoder());
+      World sync(o, 1);
+      o.prefetch_rows = prefetch;
+      Loader loader(o, byte_encoder(), 0, 1);
+      Coverage coverage;
+      std::array<Batch, 3> held, copies;
+      for (std::size_t step = 0; loader.stats().datasets[0].epoch <= 1; ++step) {
+        ASSERT_LT(step, 100000u);
+        Batch& into = held[step % 3];
+        loader.next_into(into);
+        sync.step();
+        ASSERT_EQ(into.tokens, sync.batches[0].back().tokens) << "step " << step;
+        ASSERT_EQ(into.doc_index, sync.batches[0].back().doc_index) << "step " << step;
+        coverage.add(into, loader.last_provenance(), corpus);
+        copies[step % 3] = into;
+        for (std::size_t k = 0; k < held.size() && k <= step; ++k) {
+          ASSERT_EQ(held[k].tokens, copies[k].tokens) << "a held batch changed at step " << step;
+          ASSERT_EQ(held[k].doc_index, copies[k].doc_index) << "a held batch changed at step " << step;
+          if (&held[k] == &into) continue;
+          ASSERT_NE(held[k].tokens.data(), into.tokens.data());
+          ASSERT_NE(held[k].doc_index.data(), into.doc_index.data());
+        }
+        if (step % 11 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      coverage.expect_exactly(corpus, 0);
+      coverage.expect_exactly(corpus, 1);
+    }
 }
 
 // States taken while the producer is busy (at every step): each resumes to the reference run.

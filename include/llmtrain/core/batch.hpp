@@ -27,6 +27,10 @@ class BatchSource {
  public:
   virtual ~BatchSource() = default;
   virtual Batch next() = 0;
+  // The next batch into `batch`, whose storage the source may reuse and keep for later batches: what a caller
+  // that takes one batch after another calls, so that a step allocates no batch (the loader's prefetch thread
+  // assembles into storage handed back this way instead of allocating what the caller's thread then frees).
+  virtual void next_into(Batch& batch) { batch = next(); }
 };
 
 }  // namespace llmtrain

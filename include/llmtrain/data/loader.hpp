@@ -93,6 +93,8 @@ class Loader final : public BatchSource {
 
   // The next batch_rows rows. Throws llmtrain::Error on bad input under the "fail" policy.
   Batch next() override;
+  // The same batch as next(), into `batch`'s storage (reused; what it held goes back to the loader).
+  void next_into(Batch& batch) override;
   // Provenance of the rows of the last next(), one entry per row.
   const std::vector<RowProvenance>& last_provenance() const;
 

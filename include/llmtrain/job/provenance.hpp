@@ -23,6 +23,7 @@ class ProvenanceLog final : public BatchSource, public train::StepHook {
   ProvenanceLog(data::Loader& loader, const std::string& path, int rank);
 
   Batch next() override;
+  void next_into(Batch& batch) override;  // the loader's, so that it reuses the caller's storage
   void after_step(train::Trainer& trainer, const train::StepMetrics& metrics) override;
 
  private:

@@ -89,6 +89,7 @@ class Trainer {
   std::int64_t step_ = 0;
   bool stop_ = false, stop_by_signal_ = false;
   bool peak_raised_ = false;
+  Batch batch_;  // the micro-batch being trained on; the next one is taken into its storage (next_into)
 };
 
 }  // namespace llmtrain::train
