@@ -1,9 +1,7 @@
 // Step time and exposed communication of the data-parallel strategies: run under mpirun (two ranks, one
 // core each, on loopback or across perf/netns's rate-limited link; perf/fsdp_bench.sh runs the study).
 //
-// Usage: fsdp_bench [--strategy replicated|fsdp|hsdp] [--k K] [--r R] [--reshard 0|1] [--progress-us N]
-//                   [--comm-dtype fp32|bf16] [--steps N] [--rows N] [--seq N] [--d-model N] [--layers N] [--d-ff N] [--vocab N]
-//                   [--trace PATH]
+// Usage: kUsage below (`fsdp_bench --help` prints it).
 // The model is untied with a small vocabulary, so the blocks (the units the window moves) dominate.
 // Rank 0 prints one line: the medians over the timed steps (after one warm-up step) of the step time, the
 // time with a gather in flight, the time compute waited for gathers, the hidden share of gather time
@@ -33,6 +31,11 @@
 using namespace llmtrain;
 
 namespace {
+
+constexpr const char* kUsage =
+    "usage: fsdp_bench [--strategy replicated|fsdp|hsdp] [--k K] [--r R] [--reshard 0|1] [--progress-us N]\n"
+    "                  [--comm-dtype fp32|bf16] [--steps N] [--rows N] [--seq N] [--d-model N] [--layers N]\n"
+    "                  [--d-ff N] [--vocab N] [--trace PATH]   (under mpirun; perf/fsdp_bench.cpp says more)\n";
 
 // Uniform random tokens: the benchmark times work, not learning.
 class RandomTokens : public BatchSource {
@@ -82,9 +85,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i += 2) {
     const std::string key = argv[i];
     if (key == "--help" || key == "-h") {
-      std::printf("usage: fsdp_bench [--strategy replicated|fsdp|hsdp] [--k K] [--r R] [--reshard 0|1] [--progress-us N]\n"
-                  "                  [--comm-dtype fp32|bf16] [--steps N] [--rows N] [--seq N] [--d-model N] [--layers N]\n"
-                  "                  [--d-ff N] [--vocab N] [--trace PATH]   (under mpirun; perf/fsdp_bench.cpp says more)\n");
+      std::fputs(kUsage, stdout);
       return 0;
     }
     if (i + 1 == argc) {  // every other option takes a value: a lone one is not silently ignored
