@@ -25,6 +25,7 @@ void add_file(const std::string& path, std::vector<CorpusFile>& out) {
   f.path = path;
   f.size = static_cast<std::uint64_t>(st.st_size);
   f.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  f.inode = static_cast<std::uint64_t>(st.st_ino);
   f.format = format;
   out.push_back(f);
 }

@@ -18,6 +18,7 @@ struct CorpusFile {
   std::string path;
   std::uint64_t size = 0;
   std::int64_t mtime_ns = 0;
+  std::uint64_t inode = 0;  // with size and mtime: tells a file replaced since the listing
   FileFormat format = FileFormat::jsonl;
   std::uint64_t start = 0;  // splittable files: offset of the first byte in the dataset's byte space (shards.hpp)
 };

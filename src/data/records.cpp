@@ -94,13 +94,11 @@ void read_zstd(const std::string& path, std::string& out, std::string& error) {
 }
 
 // Empty when the file still has the size the schedule was planned with, else what changed. `fd` < 0: by path.
-std::string size_change(const CorpusFile& file, int fd) {
+std::string size_change_on_disk(const CorpusFile& file, int fd) {
   struct stat st {};
   const int r = fd >= 0 ? ::fstat(fd, &st) : ::stat(file.path.c_str(), &st);
   if (r != 0) return {};  // not there any more: opening or reading it reports that
-  if (static_cast<std::uint64_t>(st.st_size) == file.size) return {};
-  return "size changed while the run reads it: planned " + std::to_string(file.size) + " bytes, found " +
-         std::to_string(st.st_size);
+  return size_change(file, static_cast<std::uint64_t>(st.st_size));
 }
 
 void read_whole(const CorpusFile& file, std::string& out, std::string& error) {
@@ -141,6 +139,12 @@ void index_lines(LoadedBlock& block, std::uint64_t from, std::uint64_t to, bool 
 
 }  // namespace
 
+std::string size_change(const CorpusFile& file, std::uint64_t found_bytes) {
+  if (found_bytes == file.size) return {};
+  return "size changed while the run reads it: planned " + std::to_string(file.size) + " bytes, found " +
+         std::to_string(found_bytes);
+}
+
 std::string size_change_consequence() {
   return "the logical shards were cut on the planned size, so the documents of this file can no longer be "
          "delivered exactly once. Restore the file, or restart the run: the resume reports the change, and "
@@ -151,7 +155,7 @@ LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range) {
   if (is_token_format(file.format)) return read_token_block(file, range);
   LoadedBlock block;
   if (!splittable(file.format)) {
-    block.error = size_change(file, -1);
+    block.error = size_change_on_disk(file, -1);
     if (!block.error.empty()) {
       block.size_changed = true;
       return block;
@@ -171,7 +175,7 @@ LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range) {
     block.error = "cannot open: " + std::string(std::strerror(errno));
     return block;
   }
-  block.error = size_change(file, fd);
+  block.error = size_change_on_disk(file, fd);
   if (!block.error.empty()) {
     block.size_changed = true;
     ::close(fd);
@@ -202,7 +206,7 @@ std::string read_record(const CorpusFile& file, std::uint64_t byte_offset) {
   if (splittable(file.format)) {
     int fd = ::open(file.path.c_str(), O_RDONLY);
     LLMTRAIN_CHECK(fd >= 0, file.path, ": cannot open: ", std::strerror(errno));
-    error = size_change(file, fd);
+    error = size_change_on_disk(file, fd);
     if (!error.empty()) ::close(fd);
     LLMTRAIN_CHECK(error.empty(), file.path, ": ", error, "; ", size_change_consequence());
     std::size_t nl = std::string::npos;
@@ -215,7 +219,7 @@ std::string read_record(const CorpusFile& file, std::uint64_t byte_offset) {
     ::close(fd);
     if (nl != std::string::npos) data.resize(nl);
   } else {
-    error = size_change(file, -1);
+    error = size_change_on_disk(file, -1);
     LLMTRAIN_CHECK(error.empty(), file.path, ": ", error, "; ", size_change_consequence());
     read_whole(file, data, error);
     LLMTRAIN_CHECK(byte_offset <= data.size(), file.path, ": no record at byte ", byte_offset);

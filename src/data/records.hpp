@@ -34,6 +34,9 @@ struct LoadedBlock {
 // the records that could be read are kept. A damaged token file throws (token_files.hpp says why).
 LoadedBlock read_block(const CorpusFile& file, const ShardBlock& block);
 
+// Empty when `found_bytes` is the size the schedule was planned with, else what changed (for `error`).
+std::string size_change(const CorpusFile& file, std::uint64_t found_bytes);
+
 // What a size change means for the run, for an error or a warning: the planned and the found size are in the
 // block's `error`; the shards were cut on the planned one, so the file's documents are no longer exactly once.
 std::string size_change_consequence();

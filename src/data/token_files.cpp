@@ -38,38 +38,53 @@ T load(const unsigned char* p) {
   return v;
 }
 
-// A read-only memory map of a whole file.
+// A read-only memory map of a whole file. The file stays open, so that a later use can ask, without looking the
+// path up again, whether it still has the size it was mapped with.
 class Mapped {
  public:
-  explicit Mapped(const std::string& path) : path_(path) {
-    int fd = ::open(path.c_str(), O_RDONLY);
-    LLMTRAIN_CHECK(fd >= 0, path, ": cannot open: ", std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      ::close(fd);
-      LLMTRAIN_FAIL(path, ": cannot stat: ", std::strerror(errno));
+  explicit Mapped(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY)) {
+    LLMTRAIN_CHECK(fd_ >= 0, path, ": cannot open: ", std::strerror(errno));
+    if (!current_size(size_)) {
+      const int err = errno;
+      ::close(fd_);
+      LLMTRAIN_FAIL(path, ": cannot stat: ", std::strerror(err));
     }
-    size_ = static_cast<std::uint64_t>(st.st_size);
     if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      ::close(fd);
-      LLMTRAIN_CHECK(p != MAP_FAILED, path, ": cannot map: ", std::strerror(errno));
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+      if (p == MAP_FAILED) {
+        const int err = errno;
+        ::close(fd_);
+        LLMTRAIN_FAIL(path, ": cannot map: ", std::strerror(err));
+      }
       data_ = static_cast<const unsigned char*>(p);
-    } else {
-      ::close(fd);
     }
   }
   ~Mapped() {
     if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+    ::close(fd_);
   }
   Mapped(const Mapped&) = delete;
   Mapped& operator=(const Mapped&) = delete;
   const unsigned char* data() const { return data_; }
   std::uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // False if the file was truncated or extended in place since it was mapped (reading the map past a new end
+  // would raise SIGBUS). One fstat of the open file: no path walk.
+  bool same_size() const {
+    std::uint64_t now = 0;
+    return current_size(now) && now == size_;
+  }
 
  private:
+  bool current_size(std::uint64_t& bytes) const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) return false;
+    bytes = static_cast<std::uint64_t>(st.st_size);
+    return true;
+  }
+
   std::string path_;
+  int fd_;
   const unsigned char* data_ = nullptr;
   std::uint64_t size_ = 0;
 };
@@ -88,32 +103,56 @@ bool convert(const unsigned char* p, std::uint64_t n, char* dst) {
   return valid;
 }
 
-// The maps of the files this thread read last, keyed by path and identity (inode, size, mtime): a shard's
-// blocks and every epoch reopen the same files, and mapping a file costs system time (map, page faults,
-// unmap) far above reading the few blocks a shard takes from it. A replaced file has a new identity.
-std::shared_ptr<const Mapped> map_file(const std::string& path) {
+// What tells a file replaced by another: inode, size and modification time.
+struct FileIdentity {
+  std::uint64_t inode = 0, size = 0;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const FileIdentity& o) const { return inode == o.inode && size == o.size && mtime_ns == o.mtime_ns; }
+};
+
+FileIdentity listed_identity(const CorpusFile& file) { return {file.inode, file.size, file.mtime_ns}; }
+
+// The maps of the files this thread read last: a shard's blocks and every epoch reopen the same files, and
+// mapping a file costs system time (map, page faults, unmap) far above reading the few blocks a shard takes
+// from it. Keyed by path and identity, so a file replaced since is mapped afresh. A listed file's identity is
+// the listing's, so a hit costs one fstat of the open file instead of a stat by path (which took a quarter of
+// the loader's time where shards hold one document each: perf/RESULTS.md); a file replaced by rename during
+// the run is then read as it was listed, and a resume reports the replacement. A file whose size changed in
+// place is mapped again at its new size (reading the old map past a new end raises SIGBUS), which the caller
+// compares with the planned one.
+std::shared_ptr<const Mapped> map_file(const std::string& path, const FileIdentity& identity) {
+  struct Entry {
+    FileIdentity identity;
+    std::shared_ptr<const Mapped> map;
+  };
+  thread_local std::vector<Entry> recent;  // most recent last
+  for (std::size_t i = recent.size(); i-- > 0;) {
+    if (!(recent[i].identity == identity) || recent[i].map->path() != path) continue;
+    Entry hit = std::move(recent[i]);
+    recent.erase(recent.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!hit.map->same_size()) break;
+    recent.push_back(std::move(hit));
+    return recent.back().map;
+  }
+  auto map = std::make_shared<const Mapped>(path);
+  recent.push_back({identity, map});
+  if (recent.size() > 16) recent.erase(recent.begin());
+  return map;
+}
+
+// A file that is not in the listing (a Megatron .idx): its identity from a stat by path.
+std::shared_ptr<const Mapped> map_unlisted_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::make_shared<const Mapped>(path);  // throws, naming the file
-  const std::string key = path + '\0' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
-                          std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
-  thread_local std::vector<std::pair<std::string, std::shared_ptr<const Mapped>>> recent;  // most recent last
-  for (std::size_t i = 0; i < recent.size(); ++i)
-    if (recent[i].first == key) {
-      std::rotate(recent.begin() + static_cast<std::ptrdiff_t>(i), recent.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                  recent.end());
-      return recent.back().second;
-    }
-  auto mapped = std::make_shared<const Mapped>(path);
-  recent.emplace_back(key, mapped);
-  if (recent.size() > 16) recent.erase(recent.begin());
-  return mapped;
+  return map_file(path, {static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+                         static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
 }
 
 // The documents of one token data file, from its index: where each starts (byte offset in the data file),
 // how many tokens it has, and its tokens as int32. Validates the index as it is used.
 class TokenDocs {
  public:
-  explicit TokenDocs(const CorpusFile& file) : map_(map_file(file.path)), data_(*map_) {
+  TokenDocs(const CorpusFile& file, std::shared_ptr<const Mapped> map) : map_(std::move(map)), data_(*map_) {
     if (file.format == FileFormat::ltok) open_ltok();
     else open_megatron();
   }
@@ -191,7 +230,7 @@ class TokenDocs {
 
   void open_megatron() {
     index_path_ = data_.path().substr(0, data_.path().size() - 4) + ".idx";
-    index_ = map_file(index_path_);
+    index_ = map_unlisted_file(index_path_);
     const unsigned char* h = index_->data();
     LLMTRAIN_CHECK(index_->size() >= kMegatronHeaderBytes && std::memcmp(h, kMegatronMagic, 9) == 0, index_path_,
                    ": not a Megatron index (bad magic \"MMIDIDX\" or shorter than its header)");
@@ -239,7 +278,13 @@ class TokenDocs {
 
 LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range) {
   LoadedBlock block;
-  TokenDocs docs(file);
+  std::shared_ptr<const Mapped> map = map_file(file.path, listed_identity(file));
+  block.error = size_change(file, map->size());
+  if (!block.error.empty()) {
+    block.size_changed = true;
+    return block;
+  }
+  TokenDocs docs(file, std::move(map));
   std::uint64_t previous = 0;
   for (std::uint64_t i = docs.lower_bound(range.begin); i < docs.count(); ++i) {
     const std::uint64_t at = docs.begin_byte(i);
@@ -257,7 +302,10 @@ LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range) {
 }
 
 std::string read_token_record(const CorpusFile& file, std::uint64_t byte_offset) {
-  TokenDocs docs(file);
+  std::shared_ptr<const Mapped> map = map_file(file.path, listed_identity(file));
+  const std::string change = size_change(file, map->size());
+  LLMTRAIN_CHECK(change.empty(), file.path, ": ", change, "; ", size_change_consequence());
+  TokenDocs docs(file, std::move(map));
   std::string out;
   // Documents without tokens starting at the same byte come first: the record is the one with tokens.
   for (std::uint64_t i = docs.lower_bound(byte_offset); out.empty(); ++i) {
@@ -336,8 +384,9 @@ bool verify_token_file(const std::string& path, std::uint64_t tokenizer_fingerpr
     CorpusFile file;
     file.path = path;
     file.format = FileFormat::ltok;
-    TokenDocs docs(file);  // header, sizes
-    Mapped m(path);
+    auto map = std::make_shared<const Mapped>(path);
+    const Mapped& m = *map;
+    TokenDocs docs(file, map);  // header, sizes
     if (load<std::uint64_t>(m.data() + 40) != tokenizer_fingerprint) {
       why = "written with another tokenizer";
       return false;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -224,6 +225,43 @@ TEST(TokenFiles, DamagedFilesFailWithErrorsNamingThem) {
   std::filesystem::remove(dir / "m/data.idx");
   e = error_of(megatron);
   EXPECT_NE(e.find("data.idx: cannot open"), std::string::npos) << e;
+}
+
+// A token file truncated in place while the run reads it. Its map is never read past the new end (that raises
+// SIGBUS), and the size change goes through on_bad_record like a text file's: "fail" stops naming the file
+// and both sizes, "skip" counts each later block of it. The blocks are opened after the truncation through the
+// mapped-file cache, which holds the file's map from the first step.
+TEST(TokenFiles, FileTruncatedInPlaceDuringTheRunIsReportedNotReadPastItsEnd) {
+  for (BadRecordPolicy policy : {BadRecordPolicy::fail, BadRecordPolicy::skip}) {
+    TempDir dir("ltok-truncated");
+    pretokenize_licenses(dir.path());
+    LoaderOptions o = small_options({{"t", dir / "licenses", 1.0, "text"}});
+    o.block_bytes = 1024;  // several blocks per logical shard: most are opened after the truncation
+    o.on_bad_record = policy;
+    o.max_bad_fraction = 1;
+    World w(o, 1);
+    w.steps(1);
+    const std::string victim = dir / "licenses/gpl-3.jsonl.ltok";
+    const std::uint64_t planned = std::filesystem::file_size(victim);
+    std::filesystem::resize_file(victim, planned / 2);
+    const std::string expected = victim + ": size changed while the run reads it: planned " +
+                                 std::to_string(planned) + " bytes, found " + std::to_string(planned / 2);
+    if (policy == BadRecordPolicy::fail) {
+      try {
+        w.steps(400);
+        ADD_FAILURE() << "a truncated token file was read on";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      }
+    } else {
+      w.steps(400);
+      const LoaderStats st = w.ranks[0]->stats();
+      auto it = st.bad_records_by_file.find(victim);
+      ASSERT_NE(it, st.bad_records_by_file.end()) << "the truncation went unnoticed";
+      EXPECT_GT(it->second, 0u);
+      EXPECT_EQ(st.bad_records_by_file.size(), 1u);
+    }
+  }
 }
 
 }  // namespace
