@@ -89,16 +89,24 @@ class Mapped {
   std::uint64_t size_ = 0;
 };
 
-// n tokens of type T at p -> little-endian int32 at dst (a loop the compiler vectorises); false if one of
-// them is not a valid id (negative, or above INT32_MAX).
+// Appends n tokens of type T at p to `out` as little-endian int32 (a loop the compiler vectorises); false if
+// one of them is not a valid id (negative, or above INT32_MAX). Converted through a buffer that stays in L1
+// and appended: resizing `out` first would zero it only to overwrite it.
 template <class T>
-bool convert(const unsigned char* p, std::uint64_t n, char* dst) {
+bool append_converted(const unsigned char* p, std::uint64_t n, std::string& out) {
+  constexpr std::uint64_t kChunk = 1024;
+  char buffer[4 * kChunk];
   bool valid = true;
-  for (std::uint64_t t = 0; t < n; ++t) {
-    const T v = load<T>(p + t * sizeof(T));
-    valid &= v >= 0 && static_cast<std::int64_t>(v) <= std::numeric_limits<std::int32_t>::max();
-    const std::int32_t id = static_cast<std::int32_t>(v);
-    std::memcpy(dst + 4 * t, &id, 4);
+  for (std::uint64_t done = 0; done < n;) {
+    const std::uint64_t k = std::min(kChunk, n - done);
+    for (std::uint64_t t = 0; t < k; ++t) {
+      const T v = load<T>(p + (done + t) * sizeof(T));
+      valid &= v >= 0 && static_cast<std::int64_t>(v) <= std::numeric_limits<std::int32_t>::max();
+      const std::int32_t id = static_cast<std::int32_t>(v);
+      std::memcpy(buffer + 4 * t, &id, 4);
+    }
+    out.append(buffer, 4 * k);
+    done += k;
   }
   return valid;
 }
@@ -179,16 +187,14 @@ class TokenDocs {
       n = static_cast<std::uint64_t>(size);
     }
     const unsigned char* p = data_.data() + at;
-    const std::size_t start = out.size();
-    out.resize(start + 4 * n);
-    char* dst = out.data() + start;
+    out.reserve(out.size() + 4 * n);
     bool valid = true;
     switch (dtype_code_) {
-      case 1: valid = convert<std::uint8_t>(p, n, dst); break;
-      case 3: valid = convert<std::int16_t>(p, n, dst); break;
-      case 4: valid = convert<std::int32_t>(p, n, dst); break;
-      case 5: valid = convert<std::int64_t>(p, n, dst); break;
-      default: valid = convert<std::uint16_t>(p, n, dst); break;  // 8 (uint16), and .ltok's 2-byte tokens
+      case 1: valid = append_converted<std::uint8_t>(p, n, out); break;
+      case 3: valid = append_converted<std::int16_t>(p, n, out); break;
+      case 4: valid = append_converted<std::int32_t>(p, n, out); break;
+      case 5: valid = append_converted<std::int64_t>(p, n, out); break;
+      default: valid = append_converted<std::uint16_t>(p, n, out); break;  // 8 (uint16), and .ltok's 2-byte tokens
     }
     LLMTRAIN_CHECK(valid, data_.path(), ": the document at byte ", begin_byte(i),
                    " holds a negative or too large token id (corrupt file or wrong dtype)");
