@@ -365,6 +365,7 @@ void Loader::next_into(Batch& batch) {
   std::vector<PackedRow> rows;
   for (std::int64_t r = 0; r < batch_rows; ++r) rows.push_back(impl_->next_row());
   impl_->assemble(rows, batch, impl_->provenance);
+  impl_->recycle(rows);
 }
 
 Batch Loader::next() {

@@ -29,6 +29,8 @@ class Loader::Impl {
   // A batch of rows and their provenance, into the storage `batch` and `provenance` already have. Reads only
   // the options and the file lists (any thread).
   void assemble(const std::vector<PackedRow>& rows, Batch& batch, std::vector<RowProvenance>& provenance) const;
+  // Hands the storage of assembled rows back to the packer (the thread that calls next_row()).
+  void recycle(std::vector<PackedRow>& rows) { packer_.recycle(rows); }
   SavedState save() const;
   Tallies tallies() const;
   const std::map<std::string, std::uint64_t>& bad_by_file() const { return bad_by_file_; }

@@ -44,6 +44,10 @@ void Packer::append(PackedRow& row, const Span& span, const FramedDocument& fram
 
 PackedRow Packer::pack(const DrawDocument& draw, const LoadDocument& load) {
   PackedRow row;
+  if (!spare_.empty()) {
+    row = std::move(spare_.back());
+    spare_.pop_back();
+  }
   if (!metadata_only_) {
     row.tokens.reserve(static_cast<std::size_t>(width_));
     row.doc_index.reserve(static_cast<std::size_t>(width_));
@@ -69,6 +73,19 @@ PackedRow Packer::pack(const DrawDocument& draw, const LoadDocument& load) {
     if (front.begin == front.end) queue.pop_front();
   }
   return row;
+}
+
+void Packer::recycle(std::vector<PackedRow>& rows) {
+  for (PackedRow& row : rows) {
+    row.length = 0;
+    row.tokens.clear();
+    row.doc_index.clear();
+    row.spans.clear();
+    row.text.clear();
+    row.special.clear();
+    spare_.push_back(std::move(row));
+  }
+  rows.clear();
 }
 
 PackedRow Packer::rebuild(const std::vector<Span>& spans, const LoadDocument& load) {

@@ -57,6 +57,9 @@ class Packer {
   PackedRow pack(const DrawDocument& draw, const LoadDocument& load);
   // Rebuilds a row from its spans (restoring a saved shuffle window).
   PackedRow rebuild(const std::vector<Span>& spans, const LoadDocument& load);
+  // Takes back the storage of rows that are done with (assembled into a batch): pack() fills it again, so a
+  // steady run allocates no row. Leaves `rows` empty.
+  void recycle(std::vector<PackedRow>& rows);
 
   std::deque<Span> queue;  // pieces waiting to be packed, in order
 
@@ -69,6 +72,7 @@ class Packer {
   bool metadata_only_;
   std::optional<DocRef> cached_doc_;  // the document held in cached_
   FramedDocument cached_;
+  std::vector<PackedRow> spare_;  // recycled rows: cleared, their capacity kept
 };
 
 inline bool operator==(const DocRef& a, const DocRef& b) {

@@ -39,11 +39,11 @@ void Loader::Prefetcher::run() {
         if (stop_) break;
         slot = &ring_[(head_ + count_) % ring_.size()];  // not ready: the consumer does not read it
       }
-      made.clear();
       for (std::size_t r = 0; r < rows_per_batch && !stop_.load(std::memory_order_relaxed); ++r)
         made.push_back(impl_.next_row());
       if (made.size() < rows_per_batch) break;  // stopped
       impl_.assemble(made, slot->batch, slot->provenance);
+      impl_.recycle(made);
       slot->progress = impl_.take_progress();  // frees the slot's old Progress here, where it was allocated
       std::unique_lock<std::mutex> lock(mutex_);
       ++count_;
