@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <simdjson.h>
 
 #include "llmtrain/core/error.hpp"
@@ -151,9 +152,9 @@ std::string size_change_consequence() {
          "data.allow_corpus_change = true starts the dataset's next epoch on the files as they are then";
 }
 
-LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range) {
-  if (is_token_format(file.format)) return read_token_block(file, range);
-  LoadedBlock block;
+LoadedBlock read_block(const CorpusFile& file, const ShardBlock& range, LoadedBlock block) {
+  if (is_token_format(file.format)) return read_token_block(file, range, std::move(block));
+  block.reset();
   if (!splittable(file.format)) {
     block.error = size_change_on_disk(file, -1);
     if (!block.error.empty()) {

@@ -28,11 +28,21 @@ struct LoadedBlock {
   // The file's size differs from the one the schedule was planned with (its listing at start-up or resume):
   // it changed while the run reads it. `error` says so; no record is taken from it.
   bool size_changed = false;
+
+  // Empties it for the next block, keeping the capacity of its storage.
+  void reset() {
+    data.clear();
+    data_offset = 0;
+    records.clear();
+    error.clear();
+    size_changed = false;
+  }
 };
 
-// Reads a block and finds its records. Never throws for bad input of text files: problems land in `error`, and
-// the records that could be read are kept. A damaged token file throws (token_files.hpp says why).
-LoadedBlock read_block(const CorpusFile& file, const ShardBlock& block);
+// Reads a block and finds its records, into the storage of `storage` (a block done with, so that reading
+// allocates nothing once capacities settle). Never throws for bad input of text files: problems land in `error`,
+// and the records that could be read are kept. A damaged token file throws (token_files.hpp says why).
+LoadedBlock read_block(const CorpusFile& file, const ShardBlock& block, LoadedBlock storage = {});
 
 // Empty when `found_bytes` is the size the schedule was planned with, else what changed (for `error`).
 std::string size_change(const CorpusFile& file, std::uint64_t found_bytes);

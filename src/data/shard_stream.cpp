@@ -2,6 +2,7 @@
 #include "shard_stream.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
@@ -116,7 +117,7 @@ bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
     if (!shard.block_open) {
       shard.block_index = block_order(c.block_pos);
       const ShardBlock& range = shard.blocks[shard.block_index];
-      shard.block = read_block(files_.files[range.file], range);
+      shard.block = read_block(files_.files[range.file], range, std::move(shard.block));
       shard.block_open = true;
       // doc_pos == records: the block's last document was drawn; beyond: a cursor that never existed.
       LLMTRAIN_CHECK(c.doc_pos <= shard.block.records.size(), "dataset '", files_.name, "', logical shard ", c.shard,
@@ -135,7 +136,7 @@ bool ShardStream::open_current(Shard& shard, const BadRecordPolicyState& bad) {
     ++c.block_pos;
     c.doc_pos = 0;
     shard.block_open = false;
-    shard.block = LoadedBlock{};
+    shard.block.reset();
   }
   return false;
 }
@@ -157,7 +158,7 @@ void ShardStream::next_epoch(Shard& shard) {
   shard.done_known = true;
   shard.weight = -1;
   shard.block_open = false;
-  shard.block = LoadedBlock{};
+  shard.block.reset();
 }
 
 bool ShardStream::advance(Shard& shard, TextExtractor& extractor, const BadRecordPolicyState& bad, Drawn& out) {

@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 #include <memory>
+#include <utility>
 
 #include "llmtrain/core/error.hpp"
 #include "permutation.hpp"
@@ -282,8 +283,8 @@ class TokenDocs {
 
 }  // namespace
 
-LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range) {
-  LoadedBlock block;
+LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range, LoadedBlock block) {
+  block.reset();
   std::shared_ptr<const Mapped> map = map_file(file.path, listed_identity(file));
   block.error = size_change(file, map->size());
   if (!block.error.empty()) {

@@ -29,7 +29,8 @@ namespace llmtrain::data {
 constexpr std::uint64_t kTokenFileHeaderBytes = 64;
 
 // The documents starting in `range` of a token file (.ltok, or the .bin of a Megatron pair).
-LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range);
+// Into the storage of `storage`, as read_block().
+LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range, LoadedBlock storage = {});
 // The tokens (as little-endian uint32 bytes) of the document starting at `byte_offset`.
 std::string read_token_record(const CorpusFile& file, std::uint64_t byte_offset);
 
