@@ -43,7 +43,7 @@ T load(const unsigned char* p) {
 // path up again, whether it still has the size it was mapped with.
 class Mapped {
  public:
-  explicit Mapped(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY)) {
+  explicit Mapped(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
     LLMTRAIN_CHECK(fd_ >= 0, path, ": cannot open: ", std::strerror(errno));
     if (!current_size(size_)) {
       const int err = errno;
