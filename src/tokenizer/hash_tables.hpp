@@ -28,8 +28,10 @@ inline std::uint64_t mix64(std::uint64_t h) {
 
 // Every piece is hashed, so the last 1-7 bytes are read with whole-word loads: copying them into a zeroed
 // word (a memcpy of variable length, compiled as a byte loop) and then loading that word stalls on store
-// forwarding, which was most of the hash's time on short pieces. Each way of reading covers every byte, so
-// pieces of one length still hash apart.
+// forwarding, which was most of the hash's time on short pieces.
+// For n <= 8 the hash is one-to-one: the word read is a one-to-one function of the bytes (each way of reading
+// covers every byte) and every later step (xor with a constant, multiplication by an odd constant, h ^= h >> k)
+// can be undone. StringMap relies on this: keys of up to 8 bytes with equal hashes and lengths are equal.
 inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
   const std::size_t size = n;
   std::uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
@@ -255,15 +257,19 @@ class PairMemo {
 // byte string -> 64-bit value; keys are copied into one arena. Grows by doubling; clear() keeps capacity.
 class StringMap {
  public:
+  // Keys of up to this many bytes are compared by hash and length alone (hash_bytes is one-to-one on them),
+  // which spares reading the key from the arena: a cache miss for most hits of a large map.
+  static constexpr std::size_t kHashIsKey = 8;
+
   const std::uint64_t* find(std::string_view key) const { return find(key, hash_bytes(key.data(), key.size())); }
+  // h: hash_bytes of the key (here and in insert).
   const std::uint64_t* find(std::string_view key, std::uint64_t h) const {
     if (slots_.empty()) return nullptr;
     std::size_t i = h & mask_;
     while (true) {
       const Slot& s = slots_[i];
       if (s.len == kEmptyLen) return nullptr;
-      if (s.hash == h && s.len == key.size() && std::memcmp(arena_.data() + s.offset, key.data(), s.len) == 0)
-        return &s.value;
+      if (s.hash == h && s.len == key.size() && same_key(s, key)) return &s.value;
       i = (i + 1) & mask_;
     }
   }
@@ -278,7 +284,7 @@ class StringMap {
     std::size_t i = h & mask_;
     while (slots_[i].len != kEmptyLen) {
       Slot& s = slots_[i];
-      if (s.hash == h && s.len == key.size() && std::memcmp(arena_.data() + s.offset, key.data(), s.len) == 0) {
+      if (s.hash == h && s.len == key.size() && same_key(s, key)) {
         s.value = value;
         return;
       }
@@ -303,6 +309,10 @@ class StringMap {
     std::uint32_t len;
     std::uint64_t value;
   };
+  // For a slot whose hash and length equal the key's.
+  bool same_key(const Slot& s, std::string_view key) const {
+    return key.size() <= kHashIsKey || std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0;
+  }
   void grow() {
     HugeVector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{0, 0, kEmptyLen, 0});
