@@ -44,15 +44,14 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
     n -= 8;
   }
   std::uint64_t w = 0;
-  if (n == 0) {
-  } else if (size >= 8) {  // the last 8 bytes, overlapping the block before
+  if (n > 0 && size >= 8) {  // the last 8 bytes, overlapping the block before
     std::memcpy(&w, p + n - 8, 8);
   } else if (n >= 4) {  // two 4-byte loads, overlapping when n < 8
     std::uint32_t lo, hi;
     std::memcpy(&lo, p, 4);
     std::memcpy(&hi, p + n - 4, 4);
     w = std::uint64_t{hi} << 32 | lo;
-  } else {  // 1-3 bytes: first, middle, last
+  } else if (n > 0) {  // 1-3 bytes: first, middle, last
     const auto* u = reinterpret_cast<const unsigned char*>(p);
     w = std::uint64_t{u[0]} | std::uint64_t{u[n / 2]} << 8 | std::uint64_t{u[n - 1]} << 16;
   }
@@ -112,7 +111,7 @@ class BloomFilter {
 
 // (left id, right id) -> (rank, merged id); rank kNoRank if the pair has no merge. Later inserts of the same
 // pair overwrite earlier ones. Encoding a new piece looks up about two pairs per byte, and in a large
-// vocabulary's table (16 MB for Llama-3) each lookup is a cache miss, so three things come first:
+// vocabulary's table (16 MB for Llama-3) each lookup is a cache miss, so other things come first:
 //  - pairs of ids below 256 (the bytes of byte-level models, whose first merges build characters) are read
 //    from a dense 256x256 array, of which one script touches a few KB;
 //  - most other lookups are for pairs WITHOUT a merge (a character and the next one's first byte): a Bloom
