@@ -43,6 +43,8 @@ class AddedTokenMatcher {
   // The leftmost-longest match starting at or after `from`; token = -1 if none.
   Match find(std::string_view text, std::size_t from) const;
   int longest_at(std::string_view text, std::size_t pos, std::size_t* end) const;
+  // The first position at or after pos whose byte starts some token, or text.size().
+  std::size_t next_candidate(std::string_view text, std::size_t pos) const;
 
   struct Node {
     std::vector<std::pair<unsigned char, int>> children;
@@ -51,6 +53,7 @@ class AddedTokenMatcher {
   std::vector<AddedToken> tokens_;
   std::vector<Node> trie_;
   bool first_byte_[256] = {};
+  int only_first_byte_ = -1;  // the byte all tokens start with, if they share one
 };
 
 template <typename Fn>

@@ -28,9 +28,11 @@ void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScrat
   };
   for (std::size_t i = 0; i + 1 < n; ++i) rank_at(i);
   while (n > 1) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i + 1 < n; ++i)
-      if (s.ranks[i] < s.ranks[best]) best = i;
+    // The lowest (rank, position) as one number: a branch-free minimum, where comparing ranks and keeping
+    // the index mispredicted on most words (the position of the lowest rank is as good as random).
+    std::uint64_t lowest = ~std::uint64_t{0};
+    for (std::size_t i = 0; i + 1 < n; ++i) lowest = std::min(lowest, std::uint64_t{s.ranks[i]} << 32 | i);
+    const std::size_t best = lowest & 0xFFFFFFFFu;
     if (s.ranks[best] == kNoMerge) break;
     ids[best] = s.new_ids[best];
     if (filter)

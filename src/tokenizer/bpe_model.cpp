@@ -219,8 +219,12 @@ void BpeModel::encode_uncached(std::string_view piece, std::uint64_t hash, Encod
 void BpeModel::byte_level_symbols(std::string_view piece, EncodeScratch& s) const {
   const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
   const std::size_t n = piece.size();
-  std::vector<std::int32_t>& starts = s.merge.starts;
-  starts.clear();
+  // At most one symbol per byte: sized once and written by index (push_back was an out-of-line call here).
+  s.word.resize(n);
+  s.merge.starts.resize(n + 1);
+  TokenId* word = s.word.data();
+  std::int32_t* starts = s.merge.starts.data();
+  std::size_t m = 0;  // symbols so far
   for (std::size_t i = 0; i < n;) {
     const auto len = static_cast<std::size_t>(unicode::sequence_length(p[i]));
     bool whole = p[i] >= 0xC0 && i + len <= n;
@@ -232,20 +236,22 @@ void BpeModel::byte_level_symbols(std::string_view piece, EncodeScratch& s) cons
       const int right = i + len == n ? 0 : CharSymbols::kind_of(p[i + len]);
       if (e.count > 0 && e.left.allows(left, i == 0 ? 0 : p[i - 1]) && e.right.allows(right, i + len == n ? 0 : p[i + len])) {
         std::size_t at = i;
-        for (int k = 0; k < e.count; ++k) {
-          s.word.push_back(e.ids[k]);
-          starts.push_back(static_cast<std::int32_t>(at));
+        for (int k = 0; k < e.count; ++k, ++m) {
+          word[m] = e.ids[k];
+          starts[m] = static_cast<std::int32_t>(at);
           at += ((e.lengths >> (2 * k)) & 3u) + 1;
         }
         i += len;
         continue;
       }
     }
-    s.word.push_back(byte_ids_[p[i]]);
-    starts.push_back(static_cast<std::int32_t>(i));
+    word[m] = byte_ids_[p[i]];
+    starts[m++] = static_cast<std::int32_t>(i);
     ++i;
   }
-  starts.push_back(static_cast<std::int32_t>(n));
+  starts[m] = static_cast<std::int32_t>(n);
+  s.word.resize(m);
+  s.merge.starts.resize(m + 1);
 }
 
 std::optional<TokenId> BpeModel::unit_id(std::string_view unit) const {

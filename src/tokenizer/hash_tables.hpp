@@ -26,7 +26,14 @@ inline std::uint64_t mix64(std::uint64_t h) {
   return h ^ (h >> 32);
 }
 
+// Every piece is hashed, so the last 1-7 bytes are read with whole-word loads: copying them into a zeroed
+// word (a memcpy of variable length, compiled as a byte loop) and then loading that word stalls on store
+// forwarding, which was most of the hash's time on short pieces.
+// For n <= 8 the hash is one-to-one: the word read is a one-to-one function of the bytes (each way of reading
+// covers every byte) and every later step (xor with a constant, multiplication by an odd constant, h ^= h >> k)
+// can be undone. StringMap relies on this: keys of up to 8 bytes with equal hashes and lengths are equal.
 inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
+  const std::size_t size = n;
   std::uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
   while (n >= 8) {
     std::uint64_t w;
@@ -37,7 +44,17 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
     n -= 8;
   }
   std::uint64_t w = 0;
-  std::memcpy(&w, p, n);
+  if (n > 0 && size >= 8) {  // the last 8 bytes, overlapping the block before
+    std::memcpy(&w, p + n - 8, 8);
+  } else if (n >= 4) {  // two 4-byte loads, overlapping when n < 8
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    w = std::uint64_t{hi} << 32 | lo;
+  } else if (n > 0) {  // 1-3 bytes: first, middle, last
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    w = std::uint64_t{u[0]} | std::uint64_t{u[n / 2]} << 8 | std::uint64_t{u[n - 1]} << 16;
+  }
   return mix64(h ^ w);
 }
 
@@ -94,7 +111,7 @@ class BloomFilter {
 
 // (left id, right id) -> (rank, merged id); rank kNoRank if the pair has no merge. Later inserts of the same
 // pair overwrite earlier ones. Encoding a new piece looks up about two pairs per byte, and in a large
-// vocabulary's table (16 MB for Llama-3) each lookup is a cache miss, so three things come first:
+// vocabulary's table (16 MB for Llama-3) each lookup is a cache miss, so other things come first:
 //  - pairs of ids below 256 (the bytes of byte-level models, whose first merges build characters) are read
 //    from a dense 256x256 array, of which one script touches a few KB;
 //  - most other lookups are for pairs WITHOUT a merge (a character and the next one's first byte): a Bloom
@@ -103,7 +120,28 @@ class BloomFilter {
 //  - in text without spaces (CJK, Thai) most lookups are of two whole characters (char_symbols.hpp), nearly
 //    all without a merge, and the memo and the filter above (256 KB each) miss the L1 and L2 caches for them;
 //    merges of two single-character tokens are few (4,712 of Llama-3's 280,147), so a filter of their own
-//    (16 bits each, 9 KB) answers those lookups.
+//    (16 bits each, 9 KB) answers those lookups;
+//  - after a merge, the new token is looked up with its neighbours, and most tokens are never the left (or
+//    never the right) operand of a merge (Llama-3: 40,876 left and 33,787 right of 128,000), so two bit sets
+//    over ids (16 KB each) rule those pairs out before the memo.
+
+// A set of token ids, as bits.
+class IdSet {
+ public:
+  void add(std::int32_t id) {
+    const auto i = std::uint32_t(id);
+    if (i / 64 >= bits_.size()) bits_.resize(i / 64 + 1, 0);
+    bits_[i / 64] |= std::uint64_t{1} << (i % 64);
+  }
+  bool contains(std::int32_t id) const {
+    const auto i = std::uint32_t(id);
+    return i / 64 < bits_.size() && ((bits_[i / 64] >> (i % 64)) & 1);
+  }
+
+ private:
+  std::vector<std::uint64_t> bits_;
+};
+
 class MergeTable {
  public:
   struct Merge {
@@ -136,6 +174,8 @@ class MergeTable {
     while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask_;
     slots_[i] = Slot{key, m};
     filter_.add(key);
+    lefts_.add(a);
+    rights_.add(b);
   }
   Merge find(std::int32_t a, std::int32_t b) const {
     if (small(a, b)) return find_small(a, b);
@@ -148,19 +188,21 @@ class MergeTable {
   // After the inserts: which ids are tokens of one whole character (byte-level models; others need not call
   // this). Builds the filter of the merges of two such tokens.
   void index_characters(const std::vector<bool>& is_character) {
-    characters_.assign((is_character.size() + 63) / 64, 0);
     for (std::size_t id = 0; id < is_character.size(); ++id)
-      if (is_character[id]) characters_[id / 64] |= std::uint64_t{1} << (id % 64);
+      if (is_character[id]) characters_.add(static_cast<std::int32_t>(id));
     std::vector<std::uint64_t> keys;
     for (const Slot& slot : slots_)
-      if (slot.key != kEmpty && character(std::int32_t(slot.key >> 32)) && character(std::int32_t(slot.key)))
+      if (slot.key != kEmpty && characters_.contains(std::int32_t(slot.key >> 32)) &&
+          characters_.contains(std::int32_t(slot.key)))
         keys.push_back(slot.key);
     character_filter_.reset(keys.size(), 16);
     for (std::uint64_t key : keys) character_filter_.add(key);
   }
-  // True if (a, b) = key is a pair of single-character tokens that certainly has no merge.
-  bool characters_without_merge(std::int32_t a, std::int32_t b, std::uint64_t key) const {
-    return character(a) && character(b) && !character_filter_.may_contain(key);
+  // For pairs that are not small(), key = pack(a, b): true if the pair certainly has no merge, found from
+  // tables small enough to stay in the first-level caches (the operand sets, the character-pair filter).
+  bool certainly_without_merge(std::int32_t a, std::int32_t b, std::uint64_t key) const {
+    if (!lefts_.contains(a) || !rights_.contains(b)) return true;
+    return characters_.contains(a) && characters_.contains(b) && !character_filter_.may_contain(key);
   }
   // For pairs that are not small(): key = pack(a, b), h = mix64(key).
   Merge find_large(std::uint64_t key, std::uint64_t h) const {
@@ -179,12 +221,9 @@ class MergeTable {
     Merge merge;  // {kNoRank, 0} in empty slots
   };
   HugeVector<Slot> slots_;
-  bool character(std::int32_t id) const {
-    const auto i = std::uint32_t(id);
-    return i / 64 < characters_.size() && ((characters_[i / 64] >> (i % 64)) & 1);
-  }
   BloomFilter filter_;
-  std::vector<std::uint64_t> characters_;  // bit set over ids
+  IdSet lefts_, rights_;  // the operands of the merges in slots_
+  IdSet characters_;      // single-character tokens (index_characters)
   BloomFilter character_filter_;
   std::vector<Merge> small_;
   std::size_t mask_ = 0;
@@ -198,7 +237,7 @@ class PairMemo {
   MergeTable::Merge find(const MergeTable& table, std::int32_t a, std::int32_t b) {
     if (MergeTable::small(a, b)) return table.find_small(a, b);
     const std::uint64_t key = MergeTable::pack(a, b);
-    if (table.characters_without_merge(a, b, key)) return MergeTable::Merge{MergeTable::kNoRank, 0};
+    if (table.certainly_without_merge(a, b, key)) return MergeTable::Merge{MergeTable::kNoRank, 0};
     const std::uint64_t h = mix64(key);
     Entry& e = entries_.get(kSize)[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at first
     if (e.inverted_key != ~key) e = Entry{~key, table.find_large(key, h)};
@@ -217,15 +256,19 @@ class PairMemo {
 // byte string -> 64-bit value; keys are copied into one arena. Grows by doubling; clear() keeps capacity.
 class StringMap {
  public:
+  // Keys of up to this many bytes are compared by hash and length alone (hash_bytes is one-to-one on them),
+  // which spares reading the key from the arena: a cache miss for most hits of a large map.
+  static constexpr std::size_t kHashIsKey = 8;
+
   const std::uint64_t* find(std::string_view key) const { return find(key, hash_bytes(key.data(), key.size())); }
+  // h: hash_bytes of the key (here and in insert).
   const std::uint64_t* find(std::string_view key, std::uint64_t h) const {
     if (slots_.empty()) return nullptr;
     std::size_t i = h & mask_;
     while (true) {
       const Slot& s = slots_[i];
       if (s.len == kEmptyLen) return nullptr;
-      if (s.hash == h && s.len == key.size() && std::memcmp(arena_.data() + s.offset, key.data(), s.len) == 0)
-        return &s.value;
+      if (s.hash == h && s.len == key.size() && same_key(s, key)) return &s.value;
       i = (i + 1) & mask_;
     }
   }
@@ -240,7 +283,7 @@ class StringMap {
     std::size_t i = h & mask_;
     while (slots_[i].len != kEmptyLen) {
       Slot& s = slots_[i];
-      if (s.hash == h && s.len == key.size() && std::memcmp(arena_.data() + s.offset, key.data(), s.len) == 0) {
+      if (s.hash == h && s.len == key.size() && same_key(s, key)) {
         s.value = value;
         return;
       }
@@ -265,6 +308,10 @@ class StringMap {
     std::uint32_t len;
     std::uint64_t value;
   };
+  // For a slot whose hash and length equal the key's.
+  bool same_key(const Slot& s, std::string_view key) const {
+    return key.size() <= kHashIsKey || std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0;
+  }
   void grow() {
     HugeVector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{0, 0, kEmptyLen, 0});

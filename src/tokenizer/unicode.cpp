@@ -1,6 +1,7 @@
 // Character classes (two-level lookup table built once from the generated ranges) and UTF-8 validation.
 #include "unicode.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <vector>
@@ -17,55 +18,42 @@ struct CategoryRange {
 };
 #include "unicode_tables.inc"
 
-constexpr std::uint8_t kSpaceBit = 8;  // table entries: category | kSpaceBit for White_Space
-
 // White_Space property (unchanged since Unicode 6); \s of Oniguruma (PCRE2 in UCP mode lacks U+0085).
 const CodeRange kSpaceRanges[] = {{0x9, 0xD},       {0x20, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},
                                   {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F},
                                   {0x205F, 0x205F}, {0x3000, 0x3000}};
 
-// stage1[cp >> 8] selects a 256-entry block of stage2 (category | kSpaceBit); identical blocks are stored once.
-struct ClassTable {
-  std::array<std::uint16_t, 0x1100> stage1{};
-  std::vector<std::uint8_t> stage2;
-
-  ClassTable() {
-    std::vector<std::uint8_t> flat(0x110000, kNone);
-    for (const CategoryRange& r : kCategoryRanges)
-      for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] = r.category;
-    for (const CodeRange& r : kSpaceRanges)
-      for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] |= kSpaceBit;
-    for (std::size_t block = 0; block < stage1.size(); ++block) {
-      const std::uint8_t* data = flat.data() + block * 256;
-      std::size_t found = stage2.size() / 256;
-      for (std::size_t b = 0; b < stage2.size() / 256; ++b) {
-        if (std::equal(data, data + 256, stage2.data() + b * 256)) {
-          found = b;
-          break;
-        }
-      }
-      if (found == stage2.size() / 256) stage2.insert(stage2.end(), data, data + 256);
-      stage1[block] = static_cast<std::uint16_t>(found);
-    }
-  }
-};
-
-const ClassTable& class_table() {
-  static const ClassTable table;
-  return table;
-}
-
 }  // namespace
 
-void prepare_tables() { class_table(); }
+detail::ClassTable::ClassTable() {
+  // What char_class() answers for each category: letters, numbers (kNum), the rest (kNone, marks) other.
+  static const CharClass coarse[8] = {kOther, kLetter, kLetter, kLetter, kLetter, kLetter, kOther, kNumber};
+  std::vector<std::uint8_t> flat(0x110000, kNone);
+  for (const CategoryRange& r : kCategoryRanges)
+    for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] = r.category;
+  for (const CodeRange& r : kSpaceRanges)
+    for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] |= kSpaceBit;
+  for (std::uint8_t& e : flat) {
+    const CharClass cls = (e & kSpaceBit) ? kSpace : coarse[e & 7];
+    e = static_cast<std::uint8_t>(e | cls << kClassShift);
+  }
+  for (std::size_t block = 0; block < stage1.size(); ++block) {
+    const std::uint8_t* data = flat.data() + block * 256;
+    std::size_t found = stage2.size() / 256;
+    for (std::size_t b = 0; b < stage2.size() / 256; ++b) {
+      if (std::equal(data, data + 256, stage2.data() + b * 256)) {
+        found = b;
+        break;
+      }
+    }
+    if (found == stage2.size() / 256) stage2.insert(stage2.end(), data, data + 256);
+    stage1[block] = static_cast<std::uint16_t>(found);
+  }
+}
+
+void prepare_tables() { detail::class_table(); }
 
 namespace {
-
-std::uint8_t table_entry(std::uint32_t cp) {
-  if (cp >= 0x110000) return kNone;
-  const ClassTable& t = class_table();
-  return t.stage2[t.stage1[cp >> 8] * 256u + (cp & 0xFFu)];
-}
 
 // Length of the valid UTF-8 sequence at p[0..n), or 0 if invalid; then *bad is the maximal invalid subpart.
 std::size_t valid_sequence(const unsigned char* p, std::size_t n, std::size_t* bad) {
@@ -109,14 +97,7 @@ const std::uint8_t kAsciiClass[128] = {
     0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
 // clang-format on
 
-CharClass non_ascii_class(std::uint32_t cp) {
-  static const CharClass coarse[8] = {kOther, kLetter, kLetter, kLetter, kLetter, kLetter, kOther, kNumber};
-  const std::uint8_t e = table_entry(cp);
-  return (e & kSpaceBit) ? kSpace : coarse[e & 7];
-}
 }  // namespace detail
-
-Category category(std::uint32_t cp) { return static_cast<Category>(table_entry(cp) & 7); }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
   if (cp < 0x80) {
@@ -160,7 +141,11 @@ std::size_t first_invalid(std::string_view text) {
   std::size_t i = 0;
   while (i < n) {
     if (p[i] < 0x80) {
-      i += ascii_prefix(text.substr(i));
+      // Short ASCII runs (spaces and punctuation between the words of other scripts) byte by byte: the block
+      // scan's set-up and exits cost more than it saves on them; it takes over after 16 bytes.
+      const std::size_t stop = std::min(n, i + 16);
+      while (i < stop && p[i] < 0x80) ++i;
+      if (i == stop) i += ascii_prefix(text.substr(i));
       continue;
     }
     std::size_t bad = 0;

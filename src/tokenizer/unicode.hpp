@@ -3,10 +3,12 @@
 // o200k's pattern (Lu Ll Lt Lm Lo M). Tables come from unicode_tables.inc (Unicode 16.0).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace llmtrain::tokenizer::unicode {
 
@@ -15,16 +17,35 @@ enum Category : std::uint8_t { kNone = 0, kLu = 1, kLl = 2, kLt = 3, kLm = 4, kL
 
 namespace detail {
 extern const std::uint8_t kAsciiClass[128];
-CharClass non_ascii_class(std::uint32_t cp);
+
+// stage1[cp >> 8] selects a 256-entry block of stage2; identical blocks are stored once. An entry is the
+// code point's Category | kSpaceBit (White_Space) | its CharClass << kClassShift. The pre-tokenizers look up
+// every non-ASCII character here, so the lookup is inline (two loads) rather than a call.
+struct ClassTable {
+  static constexpr std::uint8_t kSpaceBit = 8;
+  static constexpr int kClassShift = 4;
+  std::array<std::uint16_t, 0x1100> stage1{};
+  std::vector<std::uint8_t> stage2;
+  ClassTable();
+  std::uint8_t entry(std::uint32_t cp) const {
+    return cp >= 0x110000 ? 0 : stage2[stage1[cp >> 8] * 256u + (cp & 0xFFu)];
+  }
+};
+
+inline const ClassTable& class_table() {
+  static const ClassTable table;
+  return table;
+}
 }  // namespace detail
 
-Category category(std::uint32_t cp);
+inline Category category(std::uint32_t cp) { return static_cast<Category>(detail::class_table().entry(cp) & 7); }
 
 // Builds the class table now; it is otherwise built on first use.
 void prepare_tables();
 
 inline CharClass char_class(std::uint32_t cp) {
-  return cp < 128 ? static_cast<CharClass>(detail::kAsciiClass[cp]) : detail::non_ascii_class(cp);
+  if (cp < 128) return static_cast<CharClass>(detail::kAsciiClass[cp]);
+  return static_cast<CharClass>(detail::class_table().entry(cp) >> detail::ClassTable::kClassShift);
 }
 
 // Decodes the code point starting at p in VALID UTF-8 and stores its byte length in *len.
