@@ -225,4 +225,28 @@ struct World {
   }
 };
 
+// Steps a one-rank world on after `victim` was cut from `planned` to `found` bytes under it: "fail" must stop
+// naming the file and both sizes, "skip" must count bad records of that file and of no other.
+inline void expect_size_change_reported(World& w, BadRecordPolicy policy, const std::string& victim,
+                                        std::uint64_t planned, std::uint64_t found) {
+  const std::string expected = victim + ": size changed while the run reads it: planned " + std::to_string(planned) +
+                               " bytes, found " + std::to_string(found);
+  if (policy == BadRecordPolicy::fail) {
+    try {
+      w.steps(400);
+      ADD_FAILURE() << "a truncated file was read on";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("The run stops"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  w.steps(400);
+  const LoaderStats st = w.ranks[0]->stats();
+  auto it = st.bad_records_by_file.find(victim);
+  ASSERT_NE(it, st.bad_records_by_file.end()) << "the truncation went unnoticed";
+  EXPECT_GT(it->second, 0u);
+  EXPECT_EQ(st.bad_records_by_file.size(), 1u);
+}
+
 }  // namespace llmtrain::data::testing
