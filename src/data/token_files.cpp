@@ -124,7 +124,7 @@ FileIdentity listed_identity(const CorpusFile& file) { return {file.inode, file.
 // The maps of the files this thread read last: a shard's blocks and every epoch reopen the same files, and
 // mapping a file costs system time (map, page faults, unmap) far above reading the few blocks a shard takes
 // from it. Keyed by path and identity, so a file replaced since is mapped afresh. A listed file's identity is
-// the listing's, so a hit costs one fstat of the open file instead of a stat by path (which took a quarter of
+// the listing's, so a hit costs one fstat of the open file instead of a stat by path (which took 22 % of
 // the loader's time where shards hold one document each: perf/RESULTS.md); a file replaced by rename during
 // the run is then read as it was listed, and a resume reports the replacement. A file whose size changed in
 // place is mapped again at its new size (reading the old map past a new end raises SIGBUS), which the caller
