@@ -6,7 +6,7 @@
 // of one part stays the lowest of that part whatever the other does): BPE of the piece is BPE of the parts,
 // concatenated. Unspaced scripts give long pieces (a Chinese clause is one \p{L}+ run) that rarely repeat,
 // while the words they are cut into do: for Llama-3 the 33,648 distinct pieces of the Han corpus are 9,702
-// distinct parts, which the pre-token cache then serves.
+// distinct parts, which a per-thread cache of parts then serves (EncodeScratch::parts).
 //
 // The filter answers for p between two whole non-ASCII characters a and b (other positions are never cut):
 // safe unless some merge has L ending in the whole character a and R starting with the whole character b
