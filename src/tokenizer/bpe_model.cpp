@@ -121,12 +121,14 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
         boundary_filter_.add(*left_bytes, *right_bytes);
         char_symbols_.add_merge(static_cast<TokenId>(*a), static_cast<TokenId>(*b), static_cast<std::uint32_t>(rank),
                                 *left_bytes, *right_bytes);
+        cut_filter_.add(*left_bytes, *right_bytes);
       }
     }
     inner_metaspace = inner_metaspace || builds_inner_metaspace(merged);
   }
   if (all_bytes_known_) {
     char_symbols_.finish();
+    cut_filter_.finish();
     std::vector<bool> is_character(id_to_token_.size(), false);
     for (const auto& [token, id] : vocab) {
       const std::optional<std::string> bytes = byte_level_bytes(token);
@@ -163,19 +165,10 @@ void BpeModel::encode_piece(std::string_view piece, std::uint64_t hash, EncodeSc
       encode_uncached(part, h, s, out);
       return;
     }
-    if (const std::uint64_t* hit = s.cache.find(part, h)) {
-      const TokenId* ids = s.cache_ids.data() + (*hit >> 24);
-      out.insert(out.end(), ids, ids + (*hit & 0xFFFFFF));
-      return;
-    }
+    if (s.cache.append(part, h, out)) return;
     const std::size_t before = out.size();
     encode_uncached(part, h, s, out);
-    if (s.cache.size() >= kMaxCacheEntries) {
-      s.cache.clear();
-      s.cache_ids.clear();
-    }
-    s.cache.insert(part, h, (std::uint64_t(s.cache_ids.size()) << 24) | (out.size() - before));
-    s.cache_ids.insert(s.cache_ids.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+    s.cache.insert(part, h, out.data() + before, out.data() + out.size());
   };
   if (!split_before_metaspace_) {
     cached(piece, hash);
@@ -203,15 +196,72 @@ void BpeModel::encode_uncached(std::string_view piece, std::uint64_t hash, Encod
       return;
     }
   }
-  s.word.clear();
   if (all_bytes_known_) {
-    byte_level_symbols(piece, s);
-    bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
-  } else {
-    initial_symbols(piece, s.word);
-    bpe_merge(s.word, merges_, s.merge);
+    encode_byte_level(piece, s, out);
+    return;
   }
+  s.word.clear();
+  initial_symbols(piece, s.word);
+  bpe_merge(s.word, merges_, s.merge);
   out.insert(out.end(), s.word.begin(), s.word.end());
+}
+
+// Cuts the piece between whole non-ASCII characters where cut_filter_ allows, and merges the parts one by
+// one, through their own cache: unlike the piece, a part is not looked up whole in the vocabulary first
+// (ignore_merges), so its ids may differ from those of an equal piece.
+void BpeModel::encode_byte_level(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const std::size_t n = piece.size();
+  std::size_t start = 0;    // of the current part
+  std::size_t prev = n;     // start of the previous character if it was a whole non-ASCII one, else n
+  std::uint32_t prev_key = 0;
+  auto flush = [&](std::size_t end) {
+    const std::string_view part = piece.substr(start, end - start);
+    const std::uint64_t h = hash_bytes(part.data(), part.size());
+    if (part.size() <= kMaxCachedPiece && s.parts.append(part, h, out)) return;
+    const std::size_t before = out.size();
+    merge_byte_level(part, s, out);
+    if (part.size() <= kMaxCachedPiece) s.parts.insert(part, h, out.data() + before, out.data() + out.size());
+  };
+  for (std::size_t i = 0; i < n;) {
+    const auto len = static_cast<std::size_t>(unicode::sequence_length(p[i]));
+    bool whole = p[i] >= 0xC0 && i + len <= n;
+    for (std::size_t k = 1; whole && k < len; ++k) whole = (p[k + i] & 0xC0) == 0x80;
+    if (!whole) {
+      prev = n;
+      ++i;
+      continue;
+    }
+    const std::uint32_t key = CutFilter::char_key(p + i, len);
+    if (prev < n && cut_filter_.may_cut(prev_key, p[i - 1], key, p[i])) {
+      flush(i);
+      start = i;
+    }
+    prev = i;
+    prev_key = key;
+    i += len;
+  }
+  if (start == 0) {
+    merge_byte_level(piece, s, out);  // not cut: the piece's own cache entry is enough
+    return;
+  }
+  flush(n);
+}
+
+void BpeModel::merge_byte_level(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
+  s.word.clear();
+  byte_level_symbols(piece, s);
+  bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
+  out.insert(out.end(), s.word.begin(), s.word.end());
+}
+
+void PieceCache::insert(std::string_view piece, std::uint64_t h, const TokenId* begin, const TokenId* end) {
+  if (map_.size() >= kMaxCacheEntries) {
+    map_.clear();
+    ids_.clear();
+  }
+  map_.insert(piece, h, (std::uint64_t(ids_.size()) << 24) | static_cast<std::uint64_t>(end - begin));
+  ids_.insert(ids_.end(), begin, end);
 }
 
 // The starting symbols of a byte-level piece whose every byte has a symbol: its bytes, except that a UTF-8

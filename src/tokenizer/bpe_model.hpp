@@ -15,6 +15,7 @@
 
 #include "bpe_merge.hpp"
 #include "char_symbols.hpp"
+#include "cut_filter.hpp"
 #include "hash_tables.hpp"
 
 namespace llmtrain::tokenizer {
@@ -31,10 +32,29 @@ struct BpeOptions {
   std::optional<std::string> unk_token;
 };
 
+// Byte string -> its ids, per thread; emptied when full.
+class PieceCache {
+ public:
+  void prefetch(std::uint64_t h) const { map_.prefetch(h); }
+  // h: hash_bytes of the piece. Appends its ids to out; false if the piece is not cached.
+  bool append(std::string_view piece, std::uint64_t h, std::vector<TokenId>& out) const {
+    const std::uint64_t* hit = map_.find(piece, h);
+    if (!hit) return false;
+    const TokenId* ids = ids_.data() + (*hit >> 24);
+    out.insert(out.end(), ids, ids + (*hit & 0xFFFFFF));
+    return true;
+  }
+  void insert(std::string_view piece, std::uint64_t h, const TokenId* begin, const TokenId* end);
+
+ private:
+  StringMap map_;  // piece -> (offset << 24 | count) into ids_
+  std::vector<TokenId> ids_;
+};
+
 // Per-thread state of one tokenizer: the pre-token cache and scratch buffers.
 struct EncodeScratch {
-  StringMap cache;             // piece -> (offset << 24 | count) into cache_ids
-  std::vector<TokenId> cache_ids;
+  PieceCache cache;
+  PieceCache parts;  // the parts of cut byte-level pieces (cut_filter.hpp): their ids without ignore_merges
   std::vector<TokenId> word;
   MergeScratch merge;
   CharSymbols::Memo chars;
@@ -68,6 +88,8 @@ class BpeModel {
                        std::vector<TokenId>& out) const;
   void initial_symbols(std::string_view piece, std::vector<TokenId>& word) const;
   void byte_level_symbols(std::string_view piece, EncodeScratch& scratch) const;
+  void encode_byte_level(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+  void merge_byte_level(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
   std::optional<TokenId> unit_id(std::string_view unit) const;
 
   BpeOptions options_;
@@ -80,6 +102,7 @@ class BpeModel {
   bool all_bytes_known_ = false;          // byte-level and every byte has an id: a piece's symbols are its bytes
   BoundaryFilter boundary_filter_;         // used when all_bytes_known_
   CharSymbols char_symbols_;               // used when all_bytes_known_
+  CutFilter cut_filter_;                   // used when all_bytes_known_
   // ignore_merges: the longest vocabulary token (input space, capped at 255 bytes) starting with each pair of
   // bytes; a longer piece cannot be a token, which spares the vocabulary lookup (a cache miss) for most
   // pieces of unspaced scripts; of the shorter ones, most that are not tokens are ruled out by a Bloom filter
