@@ -15,6 +15,18 @@ constexpr std::size_t kMaxCachedPiece = 256;      // longer pieces are rare; cac
 constexpr std::size_t kMaxCacheEntries = 1 << 17;  // cleared when full: about 10 MB per thread at most
 const std::string_view kMetaspace = "\xE2\x96\x81";  // U+2581, SentencePiece's word marker
 
+// Appends the ids of `piece` (h: its hash_bytes) to `out` from `cache`, or as make() appends them, which the
+// cache then keeps; pieces longer than kMaxCachedPiece are made every time.
+template <class Make>
+void through_cache(PieceCache& cache, std::string_view piece, std::uint64_t h, std::vector<TokenId>& out,
+                   const Make& make) {
+  if (piece.size() > kMaxCachedPiece) return make();
+  if (cache.append(piece, h, out)) return;
+  const std::size_t before = out.size();
+  make();
+  cache.insert(piece, h, out.data() + before, out.data() + out.size());
+}
+
 std::string utf8_of(std::uint32_t cp) {
   std::string s;
   unicode::append_utf8(s, cp);
@@ -161,14 +173,7 @@ std::uint64_t BpeModel::prefetch(std::string_view piece, const EncodeScratch& s)
 void BpeModel::encode_piece(std::string_view piece, std::uint64_t hash, EncodeScratch& s,
                             std::vector<TokenId>& out) const {
   auto cached = [&](std::string_view part, std::uint64_t h) {
-    if (part.size() > kMaxCachedPiece) {
-      encode_uncached(part, h, s, out);
-      return;
-    }
-    if (s.cache.append(part, h, out)) return;
-    const std::size_t before = out.size();
-    encode_uncached(part, h, s, out);
-    s.cache.insert(part, h, out.data() + before, out.data() + out.size());
+    through_cache(s.cache, part, h, out, [&] { encode_uncached(part, h, s, out); });
   };
   if (!split_before_metaspace_) {
     cached(piece, hash);
@@ -217,17 +222,11 @@ void BpeModel::encode_byte_level(std::string_view piece, EncodeScratch& s, std::
   std::uint32_t prev_key = 0;
   auto flush = [&](std::size_t end) {
     const std::string_view part = piece.substr(start, end - start);
-    const std::uint64_t h = hash_bytes(part.data(), part.size());
-    if (part.size() <= kMaxCachedPiece && s.parts.append(part, h, out)) return;
-    const std::size_t before = out.size();
-    merge_byte_level(part, s, out);
-    if (part.size() <= kMaxCachedPiece) s.parts.insert(part, h, out.data() + before, out.data() + out.size());
+    through_cache(s.parts, part, hash_bytes(part.data(), part.size()), out, [&] { merge_byte_level(part, s, out); });
   };
   for (std::size_t i = 0; i < n;) {
-    const auto len = static_cast<std::size_t>(unicode::sequence_length(p[i]));
-    bool whole = p[i] >= 0xC0 && i + len <= n;
-    for (std::size_t k = 1; whole && k < len; ++k) whole = (p[k + i] & 0xC0) == 0x80;
-    if (!whole) {
+    const std::size_t len = unicode::whole_char_length(p + i, n - i);
+    if (len == 0) {
       prev = n;
       ++i;
       continue;
@@ -276,10 +275,8 @@ void BpeModel::byte_level_symbols(std::string_view piece, EncodeScratch& s) cons
   std::int32_t* starts = s.merge.starts.data();
   std::size_t m = 0;  // symbols so far
   for (std::size_t i = 0; i < n;) {
-    const auto len = static_cast<std::size_t>(unicode::sequence_length(p[i]));
-    bool whole = p[i] >= 0xC0 && i + len <= n;
-    for (std::size_t k = 1; whole && k < len; ++k) whole = (p[i + k] & 0xC0) == 0x80;
-    if (whole) {
+    const std::size_t len = unicode::whole_char_length(p + i, n - i);
+    if (len > 0) {
       const CharSymbols::Memo::Entry& e = char_symbols_.chunk(piece.data() + i, static_cast<int>(len), merges_,
                                                               byte_ids_, s.chars);
       const int left = i == 0 ? 0 : CharSymbols::kind_of(p[i - 1]);

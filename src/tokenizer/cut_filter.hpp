@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hash_tables.hpp"
+#include "unicode.hpp"
 
 namespace llmtrain::tokenizer {
 
@@ -69,24 +70,15 @@ class CutFilter {
     const std::size_t n = s.size();
     for (std::size_t k = n; k-- > 0 && n - k <= 4;) {
       if (p[k] < 0x80) return 0;
-      if (p[k] >= 0xC0) return whole_length(p + k, n - k) == n - k ? char_key(p + k, n - k) : 0;
+      if (p[k] >= 0xC0) return unicode::whole_char_length(p + k, n - k) == n - k ? char_key(p + k, n - k) : 0;
     }
     return 0;
   }
   // The char_key of the whole non-ASCII character s starts with, or 0.
   static std::uint32_t first_char(std::string_view s) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    const std::size_t len = whole_length(p, s.size());
+    const std::size_t len = unicode::whole_char_length(p, s.size());
     return len ? char_key(p, len) : 0;
-  }
-  // The length of the whole non-ASCII character at p[0, n), or 0 (ASCII, a continuation byte, cut short).
-  static std::size_t whole_length(const unsigned char* p, std::size_t n) {
-    if (p[0] < 0xC0) return 0;
-    const std::size_t len = p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
-    if (len > n) return 0;
-    for (std::size_t k = 1; k < len; ++k)
-      if ((p[k] & 0xC0) != 0x80) return 0;
-    return len;
   }
 
   std::vector<std::uint64_t> byte_pairs_;

@@ -70,6 +70,17 @@ inline std::uint32_t decode(const char* s, int* len) {
 // Byte length of the UTF-8 sequence starting with lead byte b (valid input only).
 inline int sequence_length(unsigned char b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
+// The byte length of the whole multi-byte character at p[0, n) (its lead byte and every continuation byte
+// there), or 0: an ASCII byte, a continuation byte, or a character cut short.
+inline std::size_t whole_char_length(const unsigned char* p, std::size_t n) {
+  if (p[0] < 0xC0) return 0;
+  const auto len = static_cast<std::size_t>(sequence_length(p[0]));
+  if (len > n) return 0;
+  for (std::size_t k = 1; k < len; ++k)
+    if ((p[k] & 0xC0) != 0x80) return 0;
+  return len;
+}
+
 void append_utf8(std::string& out, std::uint32_t cp);
 
 // Number of leading ASCII bytes (< 0x80) of text. Scans in 128-byte blocks whose OR the compiler vectorises
