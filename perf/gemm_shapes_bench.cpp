@@ -1,14 +1,20 @@
-// gemm() on the products of a `small` training step, fp32 (OpenBLAS) against bf16 (our AVX512_BF16 kernel),
-// and the square 2048^3 product: GFLOP per CPU-second, median and best of the calls made in about a second
-// per shape and precision. perf/torch_gemm_shapes.py runs the same shapes through PyTorch.
-// Usage: taskset -c 1 gemm_shapes_bench
+// gemm() on the products of a `small` training step and of one block of fsdp_bench's model, fp32 against
+// bf16, and the square 2048^3 product: GFLOP per CPU-second, median and best of the calls made in about a
+// second per shape and precision. perf/torch_gemm_shapes.py runs the `small` shapes through PyTorch.
+// With --poll-us N a progress poller (doing nothing) is installed at N microseconds, as FSDP training
+// runs: products then go through the path that polls inside them (our AVX-512 kernels, or row panels).
+// Usage: taskset -c 1 gemm_shapes_bench [--poll-us N]
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "llmtrain/core/progress.hpp"
 #include "llmtrain/model/blas_runtime.hpp"
 #include "llmtrain/model/gemm.hpp"
 
@@ -38,6 +44,11 @@ const Shape kShapes[] = {
     // Attention's tiles (128 queries x 128 keys, head_dim 64): scores, P V and dQ, dV and dK.
     {"attn QK^T", Trans::No, Trans::Yes, 128, 128, 64},       {"attn PV", Trans::No, Trans::No, 128, 64, 128},
     {"attn P^T dO", Trans::Yes, Trans::No, 128, 64, 128},
+    // fsdp_bench --rows 5: 640 tokens, dim 512, 4 of 8 heads for K and V (QKV 1024 wide), SwiGLU 1536.
+    {"fsdp QKV fwd", Trans::No, Trans::Yes, 640, 1024, 512},  {"fsdp QKV dX", Trans::No, Trans::No, 640, 512, 1024},
+    {"fsdp QKV dW", Trans::Yes, Trans::No, 1024, 512, 640},   {"fsdp w1 fwd", Trans::No, Trans::Yes, 640, 3072, 512},
+    {"fsdp w1 dX", Trans::No, Trans::No, 640, 512, 3072},     {"fsdp w1 dW", Trans::Yes, Trans::No, 3072, 512, 640},
+    {"fsdp w2 fwd", Trans::No, Trans::Yes, 640, 512, 1536},   {"fsdp w2 dW", Trans::Yes, Trans::No, 512, 1536, 640},
 };
 
 }  // namespace
@@ -45,6 +56,11 @@ const Shape kShapes[] = {
 int main(int argc, char** argv) {
   model::ensure_fast_blas_kernels(argv);
   Kokkos::ScopeGuard kokkos(argc, argv);
+  long poll_us = 0, polls = 0;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--poll-us") == 0) poll_us = std::atol(argv[i + 1]);
+  const llmtrain::ProgressScope polling([&polls] { ++polls; }, poll_us);
+  std::printf("polling: %s\n", poll_us > 0 ? (std::to_string(poll_us) + " us").c_str() : "none");
   std::printf("BLAS kernels: %s, bf16 products: %s\n", model::blas_kernel_name().c_str(),
               model::bf16_supported() ? "AVX512_BF16" : "emulated");
   std::mt19937 rng(1);

@@ -1,6 +1,10 @@
 // Host gemm dispatch: row-major CBLAS. In a CUDA build of Kokkos, gemm() goes to cuBLAS instead (bf16:
 // cuBLASLt; src/model/cuda/gemm_cublas.cpp), since the pointers then live in device memory.
 //
+// With a progress poller installed (FSDP: parallel.progress_us), float products run in our AVX-512 kernels
+// (isa/gemm_f32_avx512.cpp, isa/gemm_bf16_avx512.cpp), which poll between blocks of rows and pack each
+// block of op(B) once; elsewhere the product is cut into row panels, each a BLAS call of its own.
+//
 // Bf16 products: on CPUs with AVX512_BF16 our kernel (isa/gemm_bf16_avx512.cpp; Debian's OpenBLAS has no
 // cblas_sbgemm), which rounds the operands while packing them (op(B) once for all the calls given
 // the same ReusedOperandB under one Promise). Elsewhere the same arithmetic is emulated:
@@ -11,13 +15,16 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "llmtrain/core/cpu_isa.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "isa/gemm_bf16_kernel.hpp"
+#include "isa/gemm_f32_kernel.hpp"
 #include "reused_operand.hpp"
 
 namespace llmtrain::model {
@@ -55,33 +62,42 @@ const float* rounded_copy(std::vector<float>& dst, const float* src, std::int64_
   return dst.data();
 }
 
+// Whether our kernel for `precision` runs on this CPU, polling between its blocks (float only).
+bool polls_inside(Precision precision) {
+  static const bool f32 = cpu_runs(CpuIsa::Avx512);
+  return precision == Precision::Bf16 ? bf16_supported() : f32;
+}
+
+// between_blocks: the poller to call inside the product (only where polls_inside(precision)).
 void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-               Precision precision, ReusedOperandB* reuse_b) {
+               Precision precision, ReusedOperandB* reuse_b, void (*between_blocks)() = nullptr) {
+  const bool trans_a = ta == Trans::Yes, trans_b = tb == Trans::Yes;
   if (precision == Precision::Bf16) {
-    const bool trans_a = ta == Trans::Yes, trans_b = tb == Trans::Yes;
     if (bf16_supported())
       isa::gemm_bf16_avx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                            reuse_b ? reuse_b->packing(trans_b, ldb, n, k) : nullptr);
+                            reuse_b ? reuse_b->packing(trans_b, ldb, n, k) : nullptr, between_blocks);
     else
       isa::gemm_bf16_emulated(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
+  if (between_blocks) return isa::gemm_f32_avx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                                  between_blocks);
   cblas_sgemm(CblasRowMajor, to_cblas(ta), to_cblas(tb), int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
               beta, c, int(ldc));
 }
 void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
                std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc,
-               Precision precision, ReusedOperandB*) {
+               Precision precision, ReusedOperandB*, void (*)() = nullptr) {
   LLMTRAIN_CHECK(precision == Precision::Fp32, "bf16 products are for float operands only");
   cblas_dgemm(CblasRowMajor, to_cblas(ta), to_cblas(tb), int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
               beta, c, int(ldc));
 }
 
-// Splits a product into panels of rows of C when a progress poller is installed, so that communication
-// in flight is polled about every parallel.progress_us even inside one large gemm. The panel height comes
-// from the configured interval and a nominal 100 GFLOP/s per core, never from a measured time: the same
-// configuration always cuts the same panels.
+// With a progress poller installed, communication in flight is polled about every parallel.progress_us
+// even inside one large gemm: our kernels poll between their blocks; a BLAS product is split into panels
+// of rows of C. The panel height comes from the configured interval and a nominal 100 GFLOP/s per core,
+// never from a measured time: the same configuration always cuts the same panels.
 constexpr double kNominalFlopsPerSecond = 1e11;
 constexpr std::int64_t kPanelRowMultiple = 64;
 
@@ -89,6 +105,9 @@ template <typename T>
 void host_gemm_polled(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
                       std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc,
                       Precision precision, ReusedOperandB* reuse_b) {
+  if constexpr (std::is_same_v<T, float>)
+    if (progress_interval_us() > 0 && polls_inside(precision))
+      return host_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, reuse_b, &poll_progress);
   const double budget = double(progress_interval_us()) * 1e-6 * kNominalFlopsPerSecond;
   std::int64_t rows = m;
   if (budget > 0 && k > 0) {

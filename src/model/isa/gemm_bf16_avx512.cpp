@@ -20,8 +20,8 @@
 namespace llmtrain::model::isa {
 namespace {
 
-constexpr int kVectors = 4;                            // register tile: 6 rows x 4 vectors of 16 columns
-constexpr long kMR = 6, kNR = 16 * kVectors;
+#include "gemm_avx512_common.inc"
+
 constexpr long kKC = 256, kMC = 6 * 32, kNC = 1024;  // k per block (even), rows and columns per block
 
 struct Operand {
@@ -33,43 +33,6 @@ struct Operand {
 // Rounds 32 floats (two vectors) to 32 bf16, nearest even, in the order given (VCVTNE2PS2BF16 puts its
 // second operand first). Inputs below 2^-126 (subnormal) become zero, as the instruction defines.
 __m512i to_bf16(__m512 lo, __m512 hi) { return (__m512i)_mm512_cvtne2ps_pbh(hi, lo); }
-
-// The first `count` of 16 floats at p (none read beyond them), zeros after.
-__m512 load(const float* p, long count) {
-  if (count <= 0) return _mm512_setzero_ps();
-  return count >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p);
-}
-
-// In place: r[i] lane j <- r[j] lane i (16 x 16 32-bit elements). GCC 12 warns inside its own unpack and
-// shuffle intrinsics (their unused pass-through operand is _mm512_undefined: GCC bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-void transpose16(__m512i r[16]) {
-  __m512i t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-  }
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xdd);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xdd);
-    r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
-    r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xdd);
-  }
-}
-#pragma GCC diagnostic pop
 
 // Stores the first `lanes` lanes of v, lane j of which belongs to line g0 + j, into the panels (`panel`
 // lines each, `pairs` pairs long) at pair q: line l goes to 32-bit slot (l / panel) * pairs * panel +
@@ -111,24 +74,6 @@ void pack_k_contiguous(unsigned short* out, const float* x, long ld, long line0,
     }
   }
 }
-
-// Slot s of the 48 that 8 pairs of 6 lines fill (pair s / 6, line s % 6) is element 8 * (line % 2) + pair of
-// the vector of lines 2 * (line / 2) and the next: vectors 0 and 1 are indexed 0..31 by a two-source permute,
-// vector 2 is merged in under a mask.
-struct SpreadSix {
-  alignas(64) int from01[48] = {};
-  alignas(64) int from2[48] = {};
-  unsigned short use2[3] = {};
-  constexpr SpreadSix() {
-    for (int slot = 0; slot < 48; ++slot) {
-      const int pair = slot / 6, line = slot % 6, element = 8 * (line % 2) + pair;
-      from01[slot] = (line / 2 == 1 ? 16 : 0) + element;
-      from2[slot] = element;
-      if (line / 2 == 2) use2[slot / 16] = static_cast<unsigned short>(use2[slot / 16] | (1u << (slot % 16)));
-    }
-  }
-};
-constexpr SpreadSix kSpreadSix{};
 
 // The same layout for one panel of kMR (6) k-contiguous lines (A's rows, `width` of them real), without
 // transposes: two lines' 16 floats each round into one vector (line 2j's 8 pairs, then line 2j+1's), and
@@ -275,18 +220,13 @@ void pack_a(unsigned short* out, const Operand& a, long i0, long mc, long p0, lo
   pack<kMR>(out, a.data, a.ld, !a.trans, i0, mc, p0, kc);
 }
 
-// acc[6 x 64] = A panel x B panel over `pairs` k pairs; then C[rows x cols] = alpha * acc + beta * C for
-// the first k block (C is not read when beta is 0) and C += alpha * acc for the others: C is read and
-// written once per k block, with no separate pass that scales it.
+// acc[6 x 64] = A panel x B panel over `pairs` k pairs; then into C as update_c describes.
 void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, float alpha, float beta, bool first,
                   float* c, long ldc, long rows, long cols) {
   __m512 acc[kMR][kVectors];
   for (long i = 0; i < kMR; ++i)
     for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_setzero_ps();
-  for (long i = 0; i < rows; ++i) {  // first and last line of each row of the C tile
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + cols - 1), _MM_HINT_T0);
-  }
+  prefetch_c(c, ldc, rows, cols);
   const int* a_pairs = reinterpret_cast<const int*>(a);
 #pragma GCC unroll 4
   for (long q = 0; q < pairs; ++q) {
@@ -297,31 +237,7 @@ void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, 
       for (int v = 0; v < kVectors; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], ai, bv[v]);
     }
   }
-  const __m512 va = _mm512_set1_ps(alpha);
-  if (rows == kMR && cols == kNR) {
-    if (first && beta == 0.0f) {
-      for (long i = 0; i < kMR; ++i)
-        for (int v = 0; v < kVectors; ++v)
-          _mm512_storeu_ps(c + i * ldc + 16 * v, _mm512_fmadd_ps(va, acc[i][v], _mm512_setzero_ps()));
-      return;
-    }
-    const __m512 scale = _mm512_set1_ps(first ? beta : 1.0f);  // times 1 after the first block: exact
-    for (long i = 0; i < kMR; ++i)
-      for (int v = 0; v < kVectors; ++v) {
-        float* cv = c + i * ldc + 16 * v;
-        _mm512_storeu_ps(cv, _mm512_fmadd_ps(va, acc[i][v], _mm512_mul_ps(scale, _mm512_loadu_ps(cv))));
-      }
-    return;
-  }
-  alignas(64) float tile[kMR][kNR];
-  for (long i = 0; i < kMR; ++i)
-    for (int v = 0; v < kVectors; ++v) _mm512_store_ps(tile[i] + 16 * v, acc[i][v]);
-  for (long i = 0; i < rows; ++i)
-    for (long j = 0; j < cols; ++j) {
-      float& cij = c[i * ldc + j];
-      const float in = !first ? cij : beta == 0.0f ? 0.0f : beta * cij;
-      cij = in + alpha * tile[i][j];
-    }
+  update_c(acc, alpha, beta, first, c, ldc, rows, cols);
 }
 
 }  // namespace
@@ -329,12 +245,9 @@ void micro_kernel(long pairs, const unsigned short* a, const unsigned short* b, 
 long gemm_bf16_packed_b_size(long n, long k) { return (n + kNR - 1) / kNR * kNR * (k + k % 2); }
 
 void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
-                      const float* b, long ldb, float beta, float* c, long ldc, PackedB* reuse) {
-  if (k == 0 || alpha == 0.0f) {  // C = beta * C (not read when beta is 0)
-    for (long i = 0; i < m; ++i)
-      for (long j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
+                      const float* b, long ldb, float beta, float* c, long ldc, PackedB* reuse,
+                      void (*between_blocks)()) {
+  if (k == 0 || alpha == 0.0f) return scale_c(m, n, beta, c, ldc);
   const Operand op_a{a, lda, trans_a}, op_b{b, ldb, trans_b};
   // Scratch for one packed block of each operand, kept between calls (one thread per process).
   static unsigned short* packed_a = static_cast<unsigned short*>(aligned_alloc(64, kMC * kKC * 2));
@@ -356,6 +269,7 @@ void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float 
             micro_kernel(pairs, packed_a + ip * pairs * 2, block + jp * pairs * 2, alpha, beta, p0 == 0,
                          c + (i0 + ip) * ldc + j0 + jp, ldc, mc - ip < kMR ? mc - ip : kMR,
                          nc - jp < kNR ? nc - jp : kNR);
+        if (between_blocks) between_blocks();
       }
     }
   }

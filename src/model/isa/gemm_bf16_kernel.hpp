@@ -14,9 +14,11 @@ struct PackedB {  // an aggregate: no inline constructor for the AVX-512 object 
 };
 long gemm_bf16_packed_b_size(long n, long k);
 
-// C[m x n] = alpha * bf16(op(A)) * bf16(op(B)) + beta * C, row-major, fp32 accumulation.
+// C[m x n] = alpha * bf16(op(A)) * bf16(op(B)) + beta * C, row-major, fp32 accumulation; calls
+// between_blocks (unless null) after each block of rows, so that communication progresses during the product.
 void gemm_bf16_avx512(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
-                      const float* b, long ldb, float beta, float* c, long ldc, PackedB* reuse = nullptr);
+                      const float* b, long ldb, float beta, float* c, long ldc, PackedB* reuse = nullptr,
+                      void (*between_blocks)() = nullptr);
 
 // The same product on any CPU: operands rounded to bf16 values held in fp32, then sgemm (exact products).
 void gemm_bf16_emulated(bool trans_a, bool trans_b, long m, long n, long k, float alpha, const float* a, long lda,
