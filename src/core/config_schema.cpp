@@ -181,9 +181,11 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            {"auto", "mpi", "nccl"}, "Transport for tensor collectives; auto is nccl on GPUs, mpi otherwise.")),
       bind_member(&C::parallel, &ParallelConfig::progress_us, integer<C>("parallel", "progress_us", 1000, 0, 1000000,
            "Compute polls communication in flight about every this many microseconds (MPI over TCP advances "
-           "only inside MPI calls); large matrix products are split into row panels of about this duration at a "
-           "nominal 100 GFLOP/s. The split changes the last bits of those products, deterministically: results stay a "
-           "function of the configuration. 0: no polling, no split.")),
+           "only inside MPI calls); float products then run in llmtrain's AVX-512 kernels, which poll between "
+           "blocks (on CPUs without AVX-512, large products are split into row panels of about this duration at a "
+           "nominal 100 GFLOP/s). Either changes the last bits of those products against OpenBLAS's, "
+           "deterministically: results stay a function of the configuration and the CPU's instruction set. 0: no "
+           "polling, OpenBLAS products.")),
       bind_member(&C::parallel, &ParallelConfig::strategy, choice<C>("parallel", "strategy", "replicated",
            {"replicated", "fsdp", "hsdp"}, "Data parallelism: every rank holds the whole model (replicated), each "
            "rank holds 1/W of every unit (fsdp), or shard groups of shard_group_size ranks, replicated across "
