@@ -90,6 +90,10 @@ class BpeModel {
   void byte_level_symbols(std::string_view piece, EncodeScratch& scratch) const;
   void encode_byte_level(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
   void merge_byte_level(std::string_view piece, EncodeScratch& scratch, std::vector<TokenId>& out) const;
+  // The memo entry of the whole non-ASCII character bytes[0, len) (char_symbols.hpp), valid until the next call.
+  const CharSymbols::Memo::Entry& character(const char* bytes, std::size_t len, EncodeScratch& scratch) const {
+    return char_symbols_.chunk(bytes, static_cast<int>(len), merges_, byte_ids_, scratch.chars);
+  }
   std::optional<TokenId> unit_id(std::string_view unit) const;
 
   BpeOptions options_;
