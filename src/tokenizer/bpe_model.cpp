@@ -208,7 +208,7 @@ void BpeModel::encode_uncached(std::string_view piece, std::uint64_t hash, Encod
   s.word.clear();
   initial_symbols(piece, s.word);
   bpe_merge(s.word, merges_, s.merge);
-  out.insert(out.end(), s.word.begin(), s.word.end());
+  append_ids(out, s.word.data(), s.word.data() + s.word.size());
 }
 
 // Cuts the piece between whole non-ASCII characters where cut_filter_ allows, and merges the parts one by
@@ -227,7 +227,7 @@ void BpeModel::encode_byte_level(std::string_view piece, EncodeScratch& s, std::
     const std::string_view part = piece.substr(start, end - start);
     if (start == prev) {  // the part is that one character
       const CharSymbols::Memo::Entry& e = character(part.data(), part.size(), s);
-      if (e.count > 0) out.insert(out.end(), e.ids.data(), e.ids.data() + e.count);
+      if (e.count > 0) append_ids(out, e.ids.data(), e.ids.data() + e.count);
       else for (char b : part) out.push_back(byte_ids_[static_cast<unsigned char>(b)]);  // no merge applies
       return;
     }
@@ -260,7 +260,7 @@ void BpeModel::merge_byte_level(std::string_view piece, EncodeScratch& s, std::v
   s.word.clear();
   byte_level_symbols(piece, s);
   bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
-  out.insert(out.end(), s.word.begin(), s.word.end());
+  append_ids(out, s.word.data(), s.word.data() + s.word.size());
 }
 
 void PieceCache::insert(std::string_view piece, std::uint64_t h, const TokenId* begin, const TokenId* end) {
@@ -269,7 +269,7 @@ void PieceCache::insert(std::string_view piece, std::uint64_t h, const TokenId* 
     ids_.clear();
   }
   map_.insert(piece, h, (std::uint64_t(ids_.size()) << 24) | static_cast<std::uint64_t>(end - begin));
-  ids_.insert(ids_.end(), begin, end);
+  append_ids(ids_, begin, end);
 }
 
 // The starting symbols of a byte-level piece whose every byte has a symbol: its bytes, except that a UTF-8
