@@ -240,7 +240,7 @@ void BpeModel::encode_byte_level(std::string_view piece, EncodeScratch& s, std::
       ++i;
       continue;
     }
-    const std::uint32_t key = CutFilter::char_key(p + i, len);
+    const std::uint32_t key = unicode::char_key(p + i, len);
     if (prev < n && cut_filter_.may_cut(prev_key, p[i - 1], key, p[i])) {
       flush(i);
       start = i;

@@ -35,13 +35,6 @@ class CutFilter {
  public:
   CutFilter() : byte_pairs_(256 * 256 / 64, 0), bmp_sides_(0x10000 * 2 / 64, 0) {}
 
-  // A whole non-ASCII character as one number (its bytes, the first in the low byte).
-  static std::uint32_t char_key(const unsigned char* p, std::size_t len) {
-    std::uint32_t key = 0;
-    for (std::size_t i = 0; i < len; ++i) key |= std::uint32_t{p[i]} << (8 * i);
-    return key;
-  }
-
   // For the model's load: every merge's operands (their bytes, both non-empty), then finish().
   void add(std::string_view left, std::string_view right) {
     const std::uint32_t a = last_char(left), b = first_char(right);
@@ -60,7 +53,7 @@ class CutFilter {
     keys_ = {};
   }
 
-  // Whether a piece may be cut between the whole non-ASCII characters a and b (char_key), whose bytes
+  // Whether a piece may be cut between the whole non-ASCII characters a and b (unicode::char_key), whose bytes
   // next to the cut are a_last and b_first.
   bool may_cut(std::uint32_t a, unsigned char a_last, std::uint32_t b, unsigned char b_first) const {
     const std::size_t i = index(a_last, b_first);
@@ -72,38 +65,33 @@ class CutFilter {
  private:
   // Bits of a character in bmp_sides_: some L of chars_' pairs ends in it, some R starts with it.
   static constexpr unsigned kEndsLeft = 1, kStartsRight = 2;
-  // The code point of a whole character of 2 or 3 bytes (char_key), or 0x10000 for one of 4.
-  static std::uint32_t bmp_code_point(std::uint32_t c) {
-    const std::uint32_t b0 = c & 0xFF, b1 = (c >> 8) & 0x3F, b2 = (c >> 16) & 0x3F;
-    return b0 < 0xE0 ? (b0 & 0x1F) << 6 | b1 : b0 < 0xF0 ? (b0 & 0x0F) << 12 | b1 << 6 | b2 : 0x10000;
-  }
   // Both bits for characters outside the BMP: the pair filter decides for them.
   unsigned side(std::uint32_t c) const {
-    const std::uint32_t cp = bmp_code_point(c);
+    const std::uint32_t cp = unicode::key_code_point(c);
     if (cp >= 0x10000) return kEndsLeft | kStartsRight;
     return (bmp_sides_[cp / 32] >> (cp % 32 * 2)) & 3;
   }
   void set_side(std::uint32_t c, unsigned bit) {
-    const std::uint32_t cp = bmp_code_point(c);
+    const std::uint32_t cp = unicode::key_code_point(c);
     if (cp < 0x10000) bmp_sides_[cp / 32] |= std::uint64_t{bit} << (cp % 32 * 2);
   }
   static std::size_t index(unsigned char last, unsigned char first) { return std::size_t{last} << 8 | first; }
   static std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) { return std::uint64_t{a} << 32 | b; }
-  // The char_key of the whole non-ASCII character s ends with, or 0.
+  // The unicode::char_key of the whole non-ASCII character s ends with, or 0.
   static std::uint32_t last_char(std::string_view s) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
     const std::size_t n = s.size();
     for (std::size_t k = n; k-- > 0 && n - k <= 4;) {
       if (p[k] < 0x80) return 0;
-      if (p[k] >= 0xC0) return unicode::whole_char_length(p + k, n - k) == n - k ? char_key(p + k, n - k) : 0;
+      if (p[k] >= 0xC0) return unicode::whole_char_length(p + k, n - k) == n - k ? unicode::char_key(p + k, n - k) : 0;
     }
     return 0;
   }
-  // The char_key of the whole non-ASCII character s starts with, or 0.
+  // The unicode::char_key of the whole non-ASCII character s starts with, or 0.
   static std::uint32_t first_char(std::string_view s) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
     const std::size_t len = unicode::whole_char_length(p, s.size());
-    return len ? char_key(p, len) : 0;
+    return len ? unicode::char_key(p, len) : 0;
   }
 
   std::vector<std::uint64_t> byte_pairs_;
