@@ -208,12 +208,15 @@ void BpeModel::encode_uncached(std::string_view piece, std::uint64_t hash, Encod
   s.word.clear();
   initial_symbols(piece, s.word);
   bpe_merge(s.word, merges_, s.merge);
-  out.insert(out.end(), s.word.begin(), s.word.end());
+  append_ids(out, s.word.data(), s.word.data() + s.word.size());
 }
 
 // Cuts the piece between whole non-ASCII characters where cut_filter_ allows, and merges the parts one by
 // one, through their own cache: unlike the piece, a part is not looked up whole in the vocabulary first
-// (ignore_merges), so its ids may differ from those of an equal piece.
+// (ignore_merges), so its ids may differ from those of an equal piece. A part that is one character is what
+// that character merges into alone, which its memo entry already holds: in scripts with few merges between
+// characters (Llama-3's Ethiopic) most parts are one character, and hashing each and probing the parts
+// cache cost more than merging the whole piece did.
 void BpeModel::encode_byte_level(std::string_view piece, EncodeScratch& s, std::vector<TokenId>& out) const {
   const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
   const std::size_t n = piece.size();
@@ -222,6 +225,12 @@ void BpeModel::encode_byte_level(std::string_view piece, EncodeScratch& s, std::
   std::uint32_t prev_key = 0;
   auto flush = [&](std::size_t end) {
     const std::string_view part = piece.substr(start, end - start);
+    if (start == prev) {  // the part is that one character
+      const CharSymbols::Memo::Entry& e = character(part.data(), part.size(), s);
+      if (e.count > 0) append_ids(out, e.ids.data(), e.ids.data() + e.count);
+      else for (char b : part) out.push_back(byte_ids_[static_cast<unsigned char>(b)]);  // no merge applies
+      return;
+    }
     through_cache(s.parts, part, hash_bytes(part.data(), part.size()), out, [&] { merge_byte_level(part, s, out); });
   };
   for (std::size_t i = 0; i < n;) {
@@ -231,7 +240,7 @@ void BpeModel::encode_byte_level(std::string_view piece, EncodeScratch& s, std::
       ++i;
       continue;
     }
-    const std::uint32_t key = CutFilter::char_key(p + i, len);
+    const std::uint32_t key = unicode::char_key(p + i, len);
     if (prev < n && cut_filter_.may_cut(prev_key, p[i - 1], key, p[i])) {
       flush(i);
       start = i;
@@ -251,7 +260,7 @@ void BpeModel::merge_byte_level(std::string_view piece, EncodeScratch& s, std::v
   s.word.clear();
   byte_level_symbols(piece, s);
   bpe_merge(s.word, merges_, s.merge, &boundary_filter_, piece.data());
-  out.insert(out.end(), s.word.begin(), s.word.end());
+  append_ids(out, s.word.data(), s.word.data() + s.word.size());
 }
 
 void PieceCache::insert(std::string_view piece, std::uint64_t h, const TokenId* begin, const TokenId* end) {
@@ -260,7 +269,7 @@ void PieceCache::insert(std::string_view piece, std::uint64_t h, const TokenId* 
     ids_.clear();
   }
   map_.insert(piece, h, (std::uint64_t(ids_.size()) << 24) | static_cast<std::uint64_t>(end - begin));
-  ids_.insert(ids_.end(), begin, end);
+  append_ids(ids_, begin, end);
 }
 
 // The starting symbols of a byte-level piece whose every byte has a symbol: its bytes, except that a UTF-8
@@ -277,8 +286,7 @@ void BpeModel::byte_level_symbols(std::string_view piece, EncodeScratch& s) cons
   for (std::size_t i = 0; i < n;) {
     const std::size_t len = unicode::whole_char_length(p + i, n - i);
     if (len > 0) {
-      const CharSymbols::Memo::Entry& e = char_symbols_.chunk(piece.data() + i, static_cast<int>(len), merges_,
-                                                              byte_ids_, s.chars);
+      const CharSymbols::Memo::Entry& e = character(piece.data() + i, len, s);
       const int left = i == 0 ? 0 : CharSymbols::kind_of(p[i - 1]);
       const int right = i + len == n ? 0 : CharSymbols::kind_of(p[i + len]);
       if (e.count > 0 && e.left.allows(left, i == 0 ? 0 : p[i - 1]) && e.right.allows(right, i + len == n ? 0 : p[i + len])) {

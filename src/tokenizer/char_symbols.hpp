@@ -36,6 +36,7 @@
 
 #include "hash_tables.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
+#include "unicode.hpp"
 
 namespace llmtrain::tokenizer {
 
@@ -64,7 +65,7 @@ class CharSymbols {
       }
     };
     struct Entry {
-      std::uint32_t key;  // the chunk's bytes, first in the low byte (0: empty; a chunk starts >= 0xC0)
+      std::uint32_t key;  // unicode::char_key of the chunk (0: empty; a chunk starts >= 0xC0)
       std::array<TokenId, 3> ids;
       std::uint8_t count;    // symbols in F; 0: start from the bytes
       std::uint8_t lengths;  // byte length - 1 of F's symbols, two bits each
@@ -72,10 +73,7 @@ class CharSymbols {
     };
     // Indexed by the chunk's code point, folded: a script's characters share a few pages of the memo.
     Entry& slot(std::uint32_t key) {
-      const std::uint32_t b0 = key & 0xFF, b1 = (key >> 8) & 0x3F, b2 = (key >> 16) & 0x3F, b3 = key >> 24 & 0x3F;
-      const std::uint32_t cp = b0 < 0xE0 ? (b0 & 0x1F) << 6 | b1
-                               : b0 < 0xF0 ? (b0 & 0x0F) << 12 | b1 << 6 | b2
-                                           : (b0 & 0x07) << 18 | b1 << 12 | b2 << 6 | b3;
+      const std::uint32_t cp = unicode::key_code_point(key);
       return entries_.get(kSize)[(cp ^ (cp >> kBits) ^ (cp >> (2 * kBits))) & (kSize - 1)];
     }
 
@@ -96,8 +94,8 @@ class CharSymbols {
   // symbol.
   const Memo::Entry& chunk(const char* bytes, int len, const MergeTable& merges,
                            const std::array<TokenId, 256>& byte_ids, Memo& memo) const {
-    std::uint32_t key = 0;
-    for (int i = 0; i < len; ++i) key |= std::uint32_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+    const std::uint32_t key =
+        unicode::char_key(reinterpret_cast<const unsigned char*>(bytes), static_cast<std::size_t>(len));
     Memo::Entry& e = memo.slot(key);
     if (e.key != key) fill(e, key, bytes, len, merges, byte_ids);
     return e;

@@ -148,6 +148,17 @@ std::size_t first_invalid(std::string_view text) {
       if (i == stop) i += ascii_prefix(text.substr(i));
       continue;
     }
+    // Two- and three-byte characters whose lead byte allows any continuation bytes (all but E0 and ED: most
+    // of the text of other scripts) are checked here, without the call: it was a call per character.
+    const unsigned char b = p[i];
+    if (b >= 0xC2 && b <= 0xDF && i + 1 < n && (p[i + 1] & 0xC0) == 0x80) {
+      i += 2;
+      continue;
+    }
+    if (b >= 0xE1 && b <= 0xEF && b != 0xED && i + 2 < n && (p[i + 1] & 0xC0) == 0x80 && (p[i + 2] & 0xC0) == 0x80) {
+      i += 3;
+      continue;
+    }
     std::size_t bad = 0;
     const std::size_t len = valid_sequence(p + i, n - i, &bad);
     if (len == 0) return i;

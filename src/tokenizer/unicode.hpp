@@ -81,6 +81,21 @@ inline std::size_t whole_char_length(const unsigned char* p, std::size_t n) {
   return len;
 }
 
+// A whole multi-byte character p[0, len) (len = whole_char_length > 0) as one number: its bytes, the first in
+// the low byte. Two overlapping two-byte reads instead of a loop over the bytes (for len 3 the middle byte is
+// read twice, onto itself): per-character keys are made for every character of a new piece.
+inline std::uint32_t char_key(const unsigned char* p, std::size_t len) {
+  const std::uint32_t head = p[0] | std::uint32_t{p[1]} << 8, tail = p[len - 2] | std::uint32_t{p[len - 1]} << 8;
+  return head | tail << (8 * (len - 2));
+}
+
+// The code point of a char_key.
+inline std::uint32_t key_code_point(std::uint32_t key) {
+  const std::uint32_t b0 = key & 0xFF, b1 = (key >> 8) & 0x3F, b2 = (key >> 16) & 0x3F, b3 = key >> 24 & 0x3F;
+  return b0 < 0xE0 ? (b0 & 0x1F) << 6 | b1 : b0 < 0xF0 ? (b0 & 0x0F) << 12 | b1 << 6 | b2
+                                                       : (b0 & 0x07) << 18 | b1 << 12 | b2 << 6 | b3;
+}
+
 void append_utf8(std::string& out, std::uint32_t cp);
 
 // Number of leading ASCII bytes (< 0x80) of text. Scans in 128-byte blocks whose OR the compiler vectorises
