@@ -3,7 +3,7 @@
 // MPI over TCP advances a non-blocking collective only while some MPI call runs on the rank (measured here:
 // an MPI_Iallgather overlapped 9-53 % of its time with compute when nobody polled, 98-99 % with a test every
 // 1-10 ms). Compute code therefore calls poll_progress() at natural boundaries (between kernels, between
-// gemm panels); it costs one clock read and calls the installed function at most once per interval. The
+// the blocks of a gemm); it costs one clock read and calls the installed function at most once per interval. The
 // job installs the collectives' progress() for the training thread with parallel.progress_us.
 #pragma once
 

@@ -1,8 +1,10 @@
 // The one matrix-multiply dispatch of llmtrain: every product in the model goes through gemm().
 //
 // Row-major, BLAS semantics: C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. On the host it
-// calls CBLAS (OpenBLAS; see blas_runtime.hpp for its kernel choice); a CUDA build of Kokkos routes it to
-// cuBLAS (src/model/cuda/). Instantiated for float and double (double backs the gradient checks).
+// calls CBLAS (OpenBLAS; see blas_runtime.hpp for its kernel choice), except under a progress poller
+// (core/progress.hpp), where float products on AVX-512 CPUs run in our kernels, which poll between their
+// blocks (docs/model.md); a CUDA build of Kokkos routes it to cuBLAS (src/model/cuda/). Instantiated for
+// float and double (double backs the gradient checks).
 //
 // Precision::Bf16 (train.precision = "bf16") is mixed precision as in the seeds' runs: both operands are
 // rounded to bfloat16 (nearest even) and the product is accumulated and written in fp32 (C, alpha, beta
