@@ -19,10 +19,14 @@ namespace {
 using unicode::CharClass;
 
 inline CharClass class_at(std::string_view t, std::size_t i, int* len) {
-  const unsigned char c = static_cast<unsigned char>(t[i]);
-  if (c < 0x80) {
+  const auto* p = reinterpret_cast<const unsigned char*>(t.data() + i);
+  if (p[0] < 0x80) {
     *len = 1;
-    return static_cast<CharClass>(unicode::detail::kAsciiClass[c]);
+    return static_cast<CharClass>(unicode::detail::kAsciiClass[p[0]]);
+  }
+  if (p[0] < 0xE0) {
+    *len = 2;
+    return unicode::two_byte_class(p);
   }
   return unicode::char_class(unicode::decode(t.data() + i, len));
 }

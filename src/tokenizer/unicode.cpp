@@ -19,22 +19,35 @@ struct CategoryRange {
 #include "unicode_tables.inc"
 
 // White_Space property (unchanged since Unicode 6); \s of Oniguruma (PCRE2 in UCP mode lacks U+0085).
-const CodeRange kSpaceRanges[] = {{0x9, 0xD},       {0x20, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},
-                                  {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F},
-                                  {0x205F, 0x205F}, {0x3000, 0x3000}};
+constexpr CodeRange kSpaceRanges[] = {{0x9, 0xD},       {0x20, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},
+                                      {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F},
+                                      {0x205F, 0x205F}, {0x3000, 0x3000}};
+
+// What char_class() answers for each category: letters, numbers (kNum), the rest (kNone, marks) other.
+constexpr CharClass kCoarse[8] = {kOther, kLetter, kLetter, kLetter, kLetter, kLetter, kOther, kNumber};
+
+// detail::kTwoByteClass: the ranges below U+0800 applied as ClassTable applies them (white space wins).
+constexpr std::array<std::uint8_t, 0x800> two_byte_classes() {
+  std::array<std::uint8_t, 0x800> table{};
+  for (const CategoryRange& r : kCategoryRanges)
+    for (std::uint32_t cp = r.first; cp <= r.last && cp < table.size(); ++cp) table[cp] = kCoarse[r.category];
+  for (const CodeRange& r : kSpaceRanges)
+    for (std::uint32_t cp = r.first; cp <= r.last && cp < table.size(); ++cp) table[cp] = kSpace;
+  return table;
+}
 
 }  // namespace
 
+constexpr std::array<std::uint8_t, 0x800> detail::kTwoByteClass = two_byte_classes();
+
 detail::ClassTable::ClassTable() {
-  // What char_class() answers for each category: letters, numbers (kNum), the rest (kNone, marks) other.
-  static const CharClass coarse[8] = {kOther, kLetter, kLetter, kLetter, kLetter, kLetter, kOther, kNumber};
   std::vector<std::uint8_t> flat(0x110000, kNone);
   for (const CategoryRange& r : kCategoryRanges)
     for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] = r.category;
   for (const CodeRange& r : kSpaceRanges)
     for (std::uint32_t cp = r.first; cp <= r.last; ++cp) flat[cp] |= kSpaceBit;
   for (std::uint8_t& e : flat) {
-    const CharClass cls = (e & kSpaceBit) ? kSpace : coarse[e & 7];
+    const CharClass cls = (e & kSpaceBit) ? kSpace : kCoarse[e & 7];
     e = static_cast<std::uint8_t>(e | cls << kClassShift);
   }
   for (std::size_t block = 0; block < stage1.size(); ++block) {

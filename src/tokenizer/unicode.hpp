@@ -17,10 +17,16 @@ enum Category : std::uint8_t { kNone = 0, kLu = 1, kLl = 2, kLt = 3, kLm = 4, kL
 
 namespace detail {
 extern const std::uint8_t kAsciiClass[128];
+// The CharClass of every code point below U+0800, indexed directly, computed at compile time from the same
+// ranges as ClassTable. The two-byte characters (Latin extended, Greek, Cyrillic, Armenian, Hebrew, Arabic...)
+// are whole texts of some scripts and the scanners classify each of them: one load from 2 KB, without the
+// guard of class_table()'s static, decode's branches and ClassTable's two dependent loads.
+extern const std::array<std::uint8_t, 0x800> kTwoByteClass;
 
 // stage1[cp >> 8] selects a 256-entry block of stage2; identical blocks are stored once. An entry is the
 // code point's Category | kSpaceBit (White_Space) | its CharClass << kClassShift. The pre-tokenizers look up
-// every non-ASCII character here, so the lookup is inline (two loads) rather than a call.
+// every non-ASCII character here (the scanners' two-byte ones in kTwoByteClass instead), so the lookup is
+// inline (two loads) rather than a call.
 struct ClassTable {
   static constexpr std::uint8_t kSpaceBit = 8;
   static constexpr int kClassShift = 4;
@@ -46,6 +52,11 @@ void prepare_tables();
 inline CharClass char_class(std::uint32_t cp) {
   if (cp < 128) return static_cast<CharClass>(detail::kAsciiClass[cp]);
   return static_cast<CharClass>(detail::class_table().entry(cp) >> detail::ClassTable::kClassShift);
+}
+
+// The CharClass of the two-byte character at p (lead byte C2..DF) in VALID UTF-8: char_class(decode(p)).
+inline CharClass two_byte_class(const unsigned char* p) {
+  return static_cast<CharClass>(detail::kTwoByteClass[(p[0] & 0x1Fu) << 6 | (p[1] & 0x3Fu)]);
 }
 
 // Decodes the code point starting at p in VALID UTF-8 and stores its byte length in *len.
