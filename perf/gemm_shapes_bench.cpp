@@ -56,10 +56,10 @@ const Shape kShapes[] = {
 int main(int argc, char** argv) {
   model::ensure_fast_blas_kernels(argv);
   Kokkos::ScopeGuard kokkos(argc, argv);
-  long poll_us = 0, polls = 0;
+  long poll_us = 0;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--poll-us") == 0) poll_us = std::atol(argv[i + 1]);
-  const llmtrain::ProgressScope polling([&polls] { ++polls; }, poll_us);
+  const llmtrain::ProgressScope polling([] {}, poll_us);
   std::printf("polling: %s\n", poll_us > 0 ? (std::to_string(poll_us) + " us").c_str() : "none");
   std::printf("BLAS kernels: %s, bf16 products: %s\n", model::blas_kernel_name().c_str(),
               model::bf16_supported() ? "AVX512_BF16" : "emulated");

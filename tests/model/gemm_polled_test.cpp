@@ -1,7 +1,8 @@
-// Products that let communication progress inside them (gemm_host.cpp, isa/gemm_f32_avx512.cpp): our fp32
-// AVX-512 kernel against a double-precision product, for every transposition, alpha/beta, padded leading
-// dimensions and shapes that cross every block edge; both AVX-512 kernels call the poller after each block
-// of rows without changing a bit; and gemm() under an installed poller runs the kernel and polls.
+// Products that let communication progress inside them (gemm_host.cpp, isa/gemm_f32_avx512.cpp): fp32
+// products under an installed poller (our AVX-512 kernel, or row panels without AVX-512) against a
+// double-precision product, for every transposition, alpha/beta, padded leading dimensions and shapes that
+// cross every block edge; both AVX-512 kernels call the poller after each block of rows without changing a
+// bit; and gemm() under an installed poller runs the kernel (where there is one) and polls.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,13 +70,22 @@ void expect_product(const Operands& o, float alpha, float beta, const std::vecto
     for (long j = o.n; j < o.ldc; ++j) EXPECT_EQ(got[std::size_t(i * o.ldc + j)], o.c[std::size_t(i * o.ldc + j)]);
 }
 
+// The product through gemm() under an installed poller (which does nothing): our kernel on AVX-512 CPUs
+// (GemmUnderAPollerPollsAndComputesTheProduct checks its bits), row panels elsewhere.
+std::vector<float> polled_gemm(const Operands& o, float alpha, float beta) {
+  std::vector<float> c = o.c;
+  const ProgressScope polling([] {}, 1000);
+  gemm<float>(o.ta ? Trans::Yes : Trans::No, o.tb ? Trans::Yes : Trans::No, o.m, o.n, o.k, alpha, o.a.data(), o.lda,
+              o.b.data(), o.ldb, beta, c.data(), o.ldc);
+  return c;
+}
+
 long g_calls = 0;
 void count_call() { ++g_calls; }
 
 bool avx512() { return cpu_runs(CpuIsa::Avx512); }
 
-TEST(GemmPolled, F32KernelComputesTheProductForEveryTranspositionAndShape) {
-  if (!avx512()) GTEST_SKIP() << "this CPU has no AVX-512: gemm() never calls the kernel here";
+TEST(GemmPolled, PolledProductIsTheProductForEveryTranspositionAndShape) {
   // Shapes below and across the tile (6 x 64) and block (192 rows, 256 k, 512 columns) edges.
   const long shapes[][3] = {{1, 1, 1}, {7, 65, 17}, {6, 64, 8}, {203, 150, 300}, {193, 513, 257}, {400, 70, 9}};
   for (bool ta : {false, true})
@@ -83,15 +93,14 @@ TEST(GemmPolled, F32KernelComputesTheProductForEveryTranspositionAndShape) {
       for (const auto& s : shapes) {
         SCOPED_TRACE(testing::Message() << "ta " << ta << " tb " << tb << " m " << s[0] << " n " << s[1] << " k " << s[2]);
         const Operands o = operands(ta, tb, s[0], s[1], s[2], unsigned(s[0] + s[1] + s[2]));
-        expect_product(o, 1.0f, 0.0f, f32_kernel(o, 1.0f, 0.0f));
-        expect_product(o, 0.5f, -1.5f, f32_kernel(o, 0.5f, -1.5f));
+        expect_product(o, 1.0f, 0.0f, polled_gemm(o, 1.0f, 0.0f));
+        expect_product(o, 0.5f, -1.5f, polled_gemm(o, 0.5f, -1.5f));
       }
 }
 
-TEST(GemmPolled, F32KernelWithNothingToAddScalesC) {
-  if (!avx512()) GTEST_SKIP() << "this CPU has no AVX-512: gemm() never calls the kernel here";
+TEST(GemmPolled, PolledProductWithNothingToAddScalesC) {
   const Operands o = operands(false, false, 5, 7, 0, 3);
-  const std::vector<float> c = f32_kernel(o, 1.0f, 0.5f);
+  const std::vector<float> c = polled_gemm(o, 1.0f, 0.5f);
   for (long i = 0; i < o.m; ++i)
     for (long j = 0; j < o.n; ++j) EXPECT_EQ(c[std::size_t(i * o.ldc + j)], 0.5f * o.c[std::size_t(i * o.ldc + j)]);
 }
@@ -130,20 +139,22 @@ TEST(GemmPolled, KernelsCallThePollerAfterEachBlockWithoutChangingABit) {
     }
 }
 
-// With a poller installed, gemm() runs the product in the kernel (its bits) and polls during it; without
-// one, in one BLAS call.
-TEST(GemmPolled, GemmUnderAPollerRunsTheKernelAndPolls) {
-  if (!avx512()) GTEST_SKIP() << "this CPU has no AVX-512: gemm() cuts row panels instead";
+// With a poller installed, gemm() polls during the product and computes it: on AVX-512 CPUs in the kernel
+// (its bits), elsewhere in row panels; without one, in one BLAS call that does not poll.
+TEST(GemmPolled, GemmUnderAPollerPollsAndComputesTheProduct) {
   const Operands o = operands(false, true, 500, 700, 600, 9);  // 3 x 2 x 3 blocks of at least 6 x 64 x 88
-  const std::vector<float> kernel = f32_kernel(o, 1.0f, 0.0f);
   long polls = 0;
   std::vector<float> c = o.c;
   {
-    const ProgressScope polling([&polls] { ++polls; }, 1);  // 1 us: less than any block takes
+    const ProgressScope polling([&polls] { ++polls; }, 1);  // 1 us: less than any block or panel takes
     gemm<float>(Trans::No, Trans::Yes, o.m, o.n, o.k, 1.0f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.0f, c.data(), o.ldc);
   }
-  EXPECT_EQ(0, std::memcmp(c.data(), kernel.data(), c.size() * sizeof(float)));
   EXPECT_GE(polls, 2);
+  expect_product(o, 1.0f, 0.0f, c);
+  if (avx512()) {
+    const std::vector<float> kernel = f32_kernel(o, 1.0f, 0.0f);
+    EXPECT_EQ(0, std::memcmp(c.data(), kernel.data(), c.size() * sizeof(float)));
+  }
   polls = 0;
   std::vector<float> blas = o.c;
   gemm<float>(Trans::No, Trans::Yes, o.m, o.n, o.k, 1.0f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.0f, blas.data(), o.ldc);

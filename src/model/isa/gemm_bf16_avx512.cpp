@@ -83,11 +83,7 @@ void pack_k_contiguous_6(unsigned short* out, const float* x, long ld, long line
   static_assert(kMR == 6, "kSpreadSix spreads 6 lines");
   const long pairs = (kc + 1) / 2;
   unsigned* out32 = reinterpret_cast<unsigned*>(out);
-  __m512i idx01[3], idx2[3];
-  for (int v = 0; v < 3; ++v) {
-    idx01[v] = _mm512_load_si512(kSpreadSix.from01 + 16 * v);
-    idx2[v] = _mm512_load_si512(kSpreadSix.from2 + 16 * v);
-  }
+  const SixRowSpreader spread;
   for (long q0 = 0; q0 < pairs; q0 += 8) {
     const long k = p0 + 2 * q0, left = kc - 2 * q0;
     __m512i two[3];
@@ -96,16 +92,7 @@ void pack_k_contiguous_6(unsigned short* out, const float* x, long ld, long line
       const float* odd = even + ld;
       two[j] = to_bf16(load(even, 2 * j < width ? left : 0), load(odd, 2 * j + 1 < width ? left : 0));
     }
-    const long slots = 6 * (pairs - q0 < 8 ? pairs - q0 : 8);
-    for (int v = 0; v < 3; ++v) {
-      __m512i o = _mm512_permutex2var_epi32(two[0], idx01[v], two[1]);
-      o = _mm512_mask_permutexvar_epi32(o, __mmask16(kSpreadSix.use2[v]), idx2[v], two[2]);
-      const long n = slots - 16 * v;
-      if (n >= 16)
-        _mm512_storeu_si512(out32 + 6 * q0 + 16 * v, o);
-      else if (n > 0)
-        _mm512_mask_storeu_epi32(out32 + 6 * q0 + 16 * v, __mmask16((1u << n) - 1), o);
-    }
+    spread.store(out32 + 6 * q0, two, 6 * (pairs - q0 < 8 ? pairs - q0 : 8));
   }
 }
 

@@ -58,32 +58,19 @@ void pack_b_columns(float* out, const float* b, long ldb, long p0, long kc, long
 // rows past mc. A not transposed (row i is a[i * lda + k], k contiguous): two rows' 8 k each go into one
 // vector, and the SpreadSix permutes put 8 k of 6 rows in place (48 floats) with whole-vector stores.
 void pack_a_rows(float* out, const float* a, long lda, long i0, long mc, long p0, long kc) {
-  __m512i idx01[3], idx2[3];
-  for (int v = 0; v < 3; ++v) {
-    idx01[v] = _mm512_load_si512(kSpreadSix.from01 + 16 * v);
-    idx2[v] = _mm512_load_si512(kSpreadSix.from2 + 16 * v);
-  }
+  const SixRowSpreader spread;
   for (long ip = 0; ip < mc; ip += kMR, out += kc * kMR) {
     const long width = mc - ip;
     for (long q0 = 0; q0 < kc; q0 += 8) {
       const long left = kc - q0 < 8 ? kc - q0 : 8;
-      __m512 two[3];
+      __m512i two[3];
       for (long j = 0; j < 3; ++j) {
         const float* even = a + (i0 + ip + 2 * j) * lda + p0 + q0;
         const __mmask16 lo = 2 * j < width ? __mmask16((1u << left) - 1) : 0;
         const __mmask16 hi = 2 * j + 1 < width ? __mmask16(((1u << left) - 1) << 8) : 0;
-        two[j] = _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(lo, even), hi, even + lda - 8);
+        two[j] = _mm512_castps_si512(_mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(lo, even), hi, even + lda - 8));
       }
-      const long slots = kMR * left;
-      for (int v = 0; v < 3; ++v) {
-        __m512i o = _mm512_permutex2var_epi32(_mm512_castps_si512(two[0]), idx01[v], _mm512_castps_si512(two[1]));
-        o = _mm512_mask_permutexvar_epi32(o, __mmask16(kSpreadSix.use2[v]), idx2[v], _mm512_castps_si512(two[2]));
-        const long n = slots - 16 * v;
-        if (n >= 16)
-          _mm512_storeu_si512(out + q0 * kMR + 16 * v, o);
-        else if (n > 0)
-          _mm512_mask_storeu_epi32(out + q0 * kMR + 16 * v, __mmask16((1u << n) - 1), o);
-      }
+      spread.store(reinterpret_cast<unsigned*>(out + q0 * kMR), two, kMR * left);
     }
   }
 }
