@@ -6,6 +6,7 @@
 
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
+#include "adaptive_prefetch.hpp"
 #include "loader_impl.hpp"
 #include "permutation.hpp"
 #include "prefetcher.hpp"
@@ -316,6 +317,8 @@ void Loader::Impl::record_progress() {
   for (auto& stream : streams_) stream->take_progress();  // the consumer's copy of the state starts here
 }
 
+void Loader::Impl::stop_recording() { progress_.reset(); }
+
 StreamProgress Loader::Impl::stream_progress(std::size_t dataset) {
   if (ahead_.empty()) return streams_[dataset]->take_progress();
   // Several threads: the position as of the documents taken is the lookahead's copy, all cursors of it.
@@ -352,18 +355,55 @@ std::uint64_t LoaderStats::skipped_records() const {
 }
 
 Loader::Loader(LoaderOptions options, std::shared_ptr<const DocumentEncoder> encoder, int rank, int world_size)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(encoder), rank, world_size)) {}
+    : chooser_(options.prefetch_chooser ? std::move(options.prefetch_chooser) : PrefetchChooser(AdaptivePrefetch())) {
+  impl_ = std::make_unique<Impl>(std::move(options), std::move(encoder), rank, world_size);
+}
 
 Loader::~Loader() = default;  // the prefetcher (declared after impl_) stops and joins first
 
+// With prefetching, the chooser decides after each batch who makes the next ones. Leaving the thread is not
+// immediate: the producer finishes its batch, and its ring is handed out before the caller's thread makes
+// any, so the batches come in the same order and the state stays the consumed state whoever made them.
 void Loader::next_into(Batch& batch) {
+  if (failed_) std::rethrow_exception(failed_);
+  try {
+    next_batch(batch);
+  } catch (...) {
+    failed_ = std::current_exception();  // a batch half made leaves the loader where no next batch is defined
+    throw;
+  }
+}
+
+void Loader::next_batch(Batch& batch) {
   const std::int64_t batch_rows = impl_->batch_rows();
-  if (!prefetcher_ && impl_->prefetch_rows() > 0)  // whole batches: prefetch_rows rounded up
+  if (impl_->prefetch_rows() <= 0) return make_here(batch);
+  PrefetchTiming timing;
+  if (since_last_batch_) timing.caller_s = since_last_batch_->seconds();
+  if (!prefetcher_ && use_thread_)  // whole batches: prefetch_rows rounded up
     prefetcher_ = std::make_unique<Prefetcher>(
         *impl_, static_cast<std::size_t>((impl_->prefetch_rows() + batch_rows - 1) / batch_rows));
-  if (prefetcher_) return prefetcher_->pop(batch, impl_->provenance);  // also moves the consumed state on
+  bool made = false;
+  if (prefetcher_) {
+    made = prefetcher_->pop(batch, impl_->provenance, timing.make_s);  // also moves the consumed state on
+    if (!made) {  // drained: the Impl is ours again
+      prefetcher_.reset();
+      impl_->stop_recording();
+    }
+  }
+  if (!made) {
+    const Stopwatch making;
+    make_here(batch);
+    timing.make_s = making.seconds();
+    ++made_inline_;
+  }
+  use_thread_ = chooser_(timing);
+  if (prefetcher_ && !use_thread_) prefetcher_->finish_after_current();
+  since_last_batch_.emplace();
+}
+
+void Loader::make_here(Batch& batch) {
   std::vector<PackedRow> rows;
-  for (std::int64_t r = 0; r < batch_rows; ++r) rows.push_back(impl_->next_row());
+  for (std::int64_t r = 0; r < impl_->batch_rows(); ++r) rows.push_back(impl_->next_row());
   impl_->assemble(rows, batch, impl_->provenance);
   impl_->recycle(rows);
 }
@@ -386,7 +426,11 @@ void Loader::restore(const std::vector<std::string>& saved_states) {
   impl_->restore(saved_states);
 }
 
-LoaderStats Loader::stats() const { return prefetcher_ ? prefetcher_->stats() : impl_->stats(); }
+LoaderStats Loader::stats() const {
+  LoaderStats stats = prefetcher_ ? prefetcher_->stats() : impl_->stats();
+  stats.batches_made_inline = impl_->prefetch_rows() > 0 ? made_inline_ : 0;
+  return stats;
+}
 
 std::int64_t default_threads(int local_ranks) {
   std::int64_t cores = std::thread::hardware_concurrency();

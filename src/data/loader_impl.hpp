@@ -38,6 +38,7 @@ class Loader::Impl {
   // positions and counters as of the last row (progress.hpp), and starts the next one.
   void record_progress();
   Progress take_progress();
+  void stop_recording();  // the prefetcher stopped: batches are made in the caller's thread again
   void restore(const std::vector<std::string>& blobs);
   LoaderStats stats() const;
   std::int64_t batch_rows() const { return opt_.batch_rows; }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/timer.hpp"
 
 namespace llmtrain::data {
 
@@ -34,17 +35,19 @@ void Loader::Prefetcher::run() {
       {
         std::unique_lock<std::mutex> lock(mutex_);
         producer_waiting_ = true;
-        space_.wait(lock, [this] { return stop_ || count_ < ring_.size(); });
+        space_.wait(lock, [this] { return stop_ || finishing_ || count_ < ring_.size(); });
         producer_waiting_ = false;
-        if (stop_) break;
+        if (stop_ || finishing_) break;
         slot = &ring_[(head_ + count_) % ring_.size()];  // not ready: the consumer does not read it
       }
+      const Stopwatch making;
       for (std::size_t r = 0; r < rows_per_batch && !stop_.load(std::memory_order_relaxed); ++r)
         made.push_back(impl_.next_row());
       if (made.size() < rows_per_batch) break;  // stopped
       impl_.assemble(made, slot->batch, slot->provenance);
       impl_.recycle(made);
       slot->progress = impl_.take_progress();  // frees the slot's old Progress here, where it was allocated
+      slot->make_s = making.seconds();
       std::unique_lock<std::mutex> lock(mutex_);
       ++count_;
       const bool wake = consumer_waiting_ && count_ >= wake_consumer_at_;
@@ -62,7 +65,7 @@ void Loader::Prefetcher::run() {
   ready_.notify_all();
 }
 
-void Loader::Prefetcher::pop(Batch& batch, std::vector<RowProvenance>& provenance) {
+bool Loader::Prefetcher::pop(Batch& batch, std::vector<RowProvenance>& provenance, double& make_s) {
   PreparedBatch* slot = nullptr;
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -71,20 +74,31 @@ void Loader::Prefetcher::pop(Batch& batch, std::vector<RowProvenance>& provenanc
     consumer_waiting_ = false;
     wake_consumer_at_ = std::max<std::size_t>(1, ring_.size() / 2);  // the first batch as soon as it is made
     if (count_ == 0) {
-      LLMTRAIN_CHECK(error_ != nullptr, "data loader: the prefetch thread stopped");
-      std::rethrow_exception(error_);
+      if (error_) std::rethrow_exception(error_);
+      LLMTRAIN_CHECK(finishing_, "data loader: the prefetch thread stopped");
+      return false;
     }
     slot = &ring_[head_];  // ready: ours until released below
   }
   apply(slot->progress, consumed_, tallies_, bad_by_file_);  // copies: the Progress stays the producer's
   std::swap(batch, slot->batch);
   std::swap(provenance, slot->provenance);
+  make_s = slot->make_s;
   std::unique_lock<std::mutex> lock(mutex_);
   head_ = (head_ + 1) % ring_.size();
   --count_;
   const bool wake = producer_waiting_ && count_ <= ring_.size() / 2;
   lock.unlock();
   if (wake) space_.notify_one();
+  return true;
+}
+
+void Loader::Prefetcher::finish_after_current() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finishing_ = true;
+  }
+  space_.notify_all();
 }
 
 }  // namespace llmtrain::data

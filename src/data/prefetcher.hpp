@@ -43,6 +43,7 @@ struct PreparedBatch {
   Batch batch;
   std::vector<RowProvenance> provenance;
   Progress progress;
+  double make_s = 0;  // how long the producer took to make it
 };
 
 class Loader::Prefetcher {
@@ -53,8 +54,14 @@ class Loader::Prefetcher {
   Prefetcher& operator=(const Prefetcher&) = delete;
 
   // Blocks until a batch is ready; rethrows the producer's error. Swaps the batch and its provenance into
-  // `batch` and `provenance` (their old storage goes to the producer) and moves the consumed state on by it.
-  void pop(Batch& batch, std::vector<RowProvenance>& provenance);
+  // `batch` and `provenance` (their old storage goes to the producer), moves the consumed state on by it and
+  // sets `make_s` to the time the producer took to make it. False, touching nothing, once the producer has
+  // stopped after finish_after_current() and every batch it made was popped: the Impl's state is then the
+  // consumed state, and the Impl is the caller's again.
+  bool pop(Batch& batch, std::vector<RowProvenance>& provenance, double& make_s);
+  // The producer finishes the batch it is making and makes no more (the loader is about to make batches in
+  // the caller's thread). The batches made stay to be popped.
+  void finish_after_current();
   // The state as of the batches popped so far (the consumer's thread only, like pop()).
   const SavedState& consumed() const { return consumed_; }
   LoaderStats stats() const { return stats_of(consumed_, tallies_, bad_by_file_); }
@@ -75,6 +82,7 @@ class Loader::Prefetcher {
   bool consumer_waiting_ = false, producer_waiting_ = false;
   std::size_t wake_consumer_at_ = 1;  // ready batches that wake a waiting consumer
   std::atomic<bool> stop_{false};
+  bool finishing_ = false;  // finish_after_current() was called
   std::exception_ptr error_;
   bool finished_ = false;
   std::thread thread_;  // last: starts after everything above is constructed

@@ -7,15 +7,36 @@
 #include <chrono>
 #include <thread>
 
+#include "adaptive_prefetch.hpp"
 #include "loader_test_util.hpp"
 #include "state.hpp"
 
 namespace llmtrain::data::testing {
 namespace {
 
+// Who makes the batches when prefetching (LoaderOptions::prefetch_chooser): the thread always, or the thread
+// and the caller's thread taking turns, the thread's answer `thread` times, then the caller's `caller` times.
+// A turn from the thread to the caller drains the ring first (up to 16 batches in these tests), so with
+// caller = 20 the caller's thread makes some batches in every turn; with turns of 1 a new thread is often
+// asked for while the last one drains. Each turn back starts a new thread from the consumed state.
+struct Chooser {
+  const char* name;
+  PrefetchChooser choose;
+};
+PrefetchChooser always_thread() {
+  return [](const PrefetchTiming&) { return true; };
+}
+PrefetchChooser turns(int thread, int caller) {
+  return [thread, caller, n = 0](const PrefetchTiming&) mutable { return n++ % (thread + caller) < thread; };
+}
+std::vector<Chooser> choosers() {
+  return {{"thread", always_thread()}, {"turns of 3 and 20", turns(3, 20)}, {"turns of 1 and 1", turns(1, 1)}};
+}
+
 LoaderOptions options(std::int64_t prefetch) {
   LoaderOptions o = small_options({{"licenses", license_corpus(), 1.0, "text"}});
   o.prefetch_rows = prefetch;
+  o.prefetch_chooser = always_thread();
   return o;
 }
 
@@ -66,29 +87,32 @@ TEST(LoaderPrefetch, StateIsTheSynchronousStateByteForByte) {
   for (const Input& input : inputs(dir))
     for (int world : {1, 2, 3})
       for (auto [rows, window] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {2, 64}})
-        for (std::int64_t prefetch : {rows, std::int64_t{16}}) {
-          SCOPED_TRACE(::testing::Message() << input.name << ", W " << world << ", " << rows << " rows per batch, window "
-                                            << window << ", prefetch " << prefetch << " rows");
-          LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}});
-          o.batch_rows = rows;
-          o.shuffle_window = window;
-          World sync(o, world);
-          o.prefetch_rows = prefetch;
-          World async(o, world);
-          ASSERT_TRUE(same_states(sync.states(), async.states())) << "before the first batch";
-          for (int step = 1; step <= 40; ++step) {
-            sync.step();
-            async.step();
-            if (step % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-            ASSERT_TRUE(same_states(sync.states(), async.states())) << "after step " << step;
-            for (std::size_t r = 0; r < sync.ranks.size(); ++r) {
-              const LoaderStats a = sync.ranks[r]->stats(), b = async.ranks[r]->stats();
-              ASSERT_EQ(a.datasets[0].epoch, b.datasets[0].epoch);
-              ASSERT_EQ(a.datasets[0].records_read, b.datasets[0].records_read);
-              ASSERT_EQ(a.datasets[0].tokens_drawn, b.datasets[0].tokens_drawn);
+        for (std::int64_t prefetch : {rows, std::int64_t{16}})
+          for (const Chooser& chooser : choosers()) {
+            SCOPED_TRACE(::testing::Message() << input.name << ", W " << world << ", " << rows
+                                              << " rows per batch, window " << window << ", prefetch " << prefetch
+                                              << " rows, " << chooser.name);
+            LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}});
+            o.batch_rows = rows;
+            o.shuffle_window = window;
+            World sync(o, world);
+            o.prefetch_rows = prefetch;
+            o.prefetch_chooser = chooser.choose;
+            World async(o, world);
+            ASSERT_TRUE(same_states(sync.states(), async.states())) << "before the first batch";
+            for (int step = 1; step <= 40; ++step) {
+              sync.step();
+              async.step();
+              if (step % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+              ASSERT_TRUE(same_states(sync.states(), async.states())) << "after step " << step;
+              for (std::size_t r = 0; r < sync.ranks.size(); ++r) {
+                const LoaderStats a = sync.ranks[r]->stats(), b = async.ranks[r]->stats();
+                ASSERT_EQ(a.datasets[0].epoch, b.datasets[0].epoch);
+                ASSERT_EQ(a.datasets[0].records_read, b.datasets[0].records_read);
+                ASSERT_EQ(a.datasets[0].tokens_drawn, b.datasets[0].tokens_drawn);
+              }
             }
           }
-        }
 }
 
 // The default 1024 logical shards, where a batch moves a few of the rank's many cursors and an epoch's end moves
@@ -98,32 +122,34 @@ TEST(LoaderPrefetch, StateIsTheSynchronousStateByteForByte) {
 TEST(LoaderPrefetch, At1024ShardsTheStateIsTheSynchronousStateOverEpochs) {
   TempDir dir("prefetch-1024");
   for (const Input& input : inputs(dir))
-    for (int world : {1, 3}) {
-      SCOPED_TRACE(::testing::Message() << input.name << ", W " << world);
-      LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}}, 255);
-      o.logical_shards = 1024;
-      o.batch_rows = 8;
-      const Corpus corpus = scan_corpus(o, *byte_encoder());
-      World sync(o, world);
-      o.prefetch_rows = 32;
-      World async(o, world);
-      Coverage coverage;
-      std::vector<std::string> at40;
-      for (int step = 1; step <= 120; ++step) {
-        sync.step(&coverage, &corpus);
-        async.step();
-        if (step % 9 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        ASSERT_TRUE(same_states(sync.states(), async.states())) << "after step " << step;
-        if (step == 40) at40 = async.states();
+    for (int world : {1, 3})
+      for (const Chooser& chooser : choosers()) {
+        SCOPED_TRACE(::testing::Message() << input.name << ", W " << world << ", " << chooser.name);
+        LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}}, 255);
+        o.logical_shards = 1024;
+        o.batch_rows = 8;
+        const Corpus corpus = scan_corpus(o, *byte_encoder());
+        World sync(o, world);
+        o.prefetch_rows = 32;
+        o.prefetch_chooser = chooser.choose;
+        World async(o, world);
+        Coverage coverage;
+        std::vector<std::string> at40;
+        for (int step = 1; step <= 120; ++step) {
+          sync.step(&coverage, &corpus);
+          async.step();
+          if (step % 9 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          ASSERT_TRUE(same_states(sync.states(), async.states())) << "after step " << step;
+          if (step == 40) at40 = async.states();
+        }
+        expect_same_batches(sync, 0, async, 120);
+        for (std::size_t r = 0; r < async.ranks.size(); ++r) ASSERT_GE(async.ranks[r]->stats().datasets[0].epoch, 2u);
+        coverage.expect_exactly(corpus, 0);
+        coverage.expect_exactly(corpus, 1);
+        World resumed(o, world, at40);
+        resumed.steps(80);
+        expect_same_batches(sync, 40, resumed, 80);
       }
-      expect_same_batches(sync, 0, async, 120);
-      for (std::size_t r = 0; r < async.ranks.size(); ++r) ASSERT_GE(async.ranks[r]->stats().datasets[0].epoch, 2u);
-      coverage.expect_exactly(corpus, 0);
-      coverage.expect_exactly(corpus, 1);
-      World resumed(o, world, at40);
-      resumed.steps(80);
-      expect_same_batches(sync, 40, resumed, 80);
-    }
 }
 
 // What ckpt_strategy_chain found: a rescale from a state taken while the producer ran ahead dealt the rows it had
@@ -138,6 +164,7 @@ TEST(LoaderPrefetch, RescaleFromAPrefetchedStateGivesTheSynchronousBatches) {
     World sync(o, 2);
     sync.steps(25);
     o.prefetch_rows = 16;
+    o.prefetch_chooser = always_thread();
     World async(o, 2);
     async.steps(25);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -163,37 +190,39 @@ TEST(LoaderPrefetch, RescaleFromAPrefetchedStateGivesTheSynchronousBatches) {
 TEST(LoaderPrefetch, RecycledStorageNeverAliasesABatchTheCallerHolds) {
   TempDir dir("prefetch-recycle");
   for (const Input& input : inputs(dir))
-    for (std::int64_t prefetch : {2, 16}) {
-      SCOPED_TRACE(::testing::Message() << input.name << ", prefetch " << prefetch << " rows");
-      LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}});
-      o.batch_rows = 2;
-      const Corpus corpus = scan_corpus(o, *byte_encoder());
-      World sync(o, 1);
-      o.prefetch_rows = prefetch;
-      Loader loader(o, byte_encoder(), 0, 1);
-      Coverage coverage;
-      std::array<Batch, 3> held, copies;
-      for (std::size_t step = 0; loader.stats().datasets[0].epoch <= 1; ++step) {
-        ASSERT_LT(step, 100000u);
-        Batch& into = held[step % 3];
-        loader.next_into(into);
-        sync.step();
-        ASSERT_EQ(into.tokens, sync.batches[0].back().tokens) << "step " << step;
-        ASSERT_EQ(into.doc_index, sync.batches[0].back().doc_index) << "step " << step;
-        coverage.add(into, loader.last_provenance(), corpus);
-        copies[step % 3] = into;
-        for (std::size_t k = 0; k < held.size() && k <= step; ++k) {
-          ASSERT_EQ(held[k].tokens, copies[k].tokens) << "a held batch changed at step " << step;
-          ASSERT_EQ(held[k].doc_index, copies[k].doc_index) << "a held batch changed at step " << step;
-          if (&held[k] == &into) continue;
-          ASSERT_NE(held[k].tokens.data(), into.tokens.data());
-          ASSERT_NE(held[k].doc_index.data(), into.doc_index.data());
+    for (std::int64_t prefetch : {2, 16})
+      for (const Chooser& chooser : choosers()) {
+        SCOPED_TRACE(::testing::Message() << input.name << ", prefetch " << prefetch << " rows, " << chooser.name);
+        LoaderOptions o = small_options({{"licenses", input.path, 1.0, "text"}});
+        o.batch_rows = 2;
+        const Corpus corpus = scan_corpus(o, *byte_encoder());
+        World sync(o, 1);
+        o.prefetch_rows = prefetch;
+        o.prefetch_chooser = chooser.choose;
+        Loader loader(o, byte_encoder(), 0, 1);
+        Coverage coverage;
+        std::array<Batch, 3> held, copies;
+        for (std::size_t step = 0; loader.stats().datasets[0].epoch <= 1; ++step) {
+          ASSERT_LT(step, 100000u);
+          Batch& into = held[step % 3];
+          loader.next_into(into);
+          sync.step();
+          ASSERT_EQ(into.tokens, sync.batches[0].back().tokens) << "step " << step;
+          ASSERT_EQ(into.doc_index, sync.batches[0].back().doc_index) << "step " << step;
+          coverage.add(into, loader.last_provenance(), corpus);
+          copies[step % 3] = into;
+          for (std::size_t k = 0; k < held.size() && k <= step; ++k) {
+            ASSERT_EQ(held[k].tokens, copies[k].tokens) << "a held batch changed at step " << step;
+            ASSERT_EQ(held[k].doc_index, copies[k].doc_index) << "a held batch changed at step " << step;
+            if (&held[k] == &into) continue;
+            ASSERT_NE(held[k].tokens.data(), into.tokens.data());
+            ASSERT_NE(held[k].doc_index.data(), into.doc_index.data());
+          }
+          if (step % 11 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
-        if (step % 11 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        coverage.expect_exactly(corpus, 0);
+        coverage.expect_exactly(corpus, 1);
       }
-      coverage.expect_exactly(corpus, 0);
-      coverage.expect_exactly(corpus, 1);
-    }
 }
 
 // States taken while the producer is busy (at every step): each resumes to the reference run.
@@ -233,6 +262,7 @@ TEST(LoaderPrefetch, RestoreAfterTheFirstBatchIsRefused) {
   const std::vector<Input> all = inputs(dir);
   LoaderOptions o = small_options({{"licenses", all.front().path, 1.0, "text"}});
   o.prefetch_rows = 8;
+  o.prefetch_chooser = always_thread();
   World world(o, 1);
   world.steps(2);
   const std::vector<std::string> saved = world.states();
@@ -252,15 +282,76 @@ TEST(LoaderPrefetch, ProducerErrorsReachTheTrainerWithTheirMessage) {
   write_file(dir / "a.jsonl", lines + "{broken\n");
   LoaderOptions o = small_options({{"a", dir.path(), 1.0, "text"}}, 15);
   o.on_bad_record = BadRecordPolicy::fail;
-  o.prefetch_rows = 4;
-  Loader loader(o, byte_encoder(), 0, 1);
-  try {
-    for (int i = 0; i < 1000; ++i) loader.next();
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("a.jsonl"), std::string::npos) << e.what();
+  int sync_batches = 0;  // batches before the error, without prefetching
+  {
+    Loader loader(o, byte_encoder(), 0, 1);
+    EXPECT_THROW(
+        for (; sync_batches < 1000; ++sync_batches) loader.next(), Error);
   }
-  EXPECT_THROW(loader.next(), Error);  // stays failed; the destructor then joins the stopped thread
+  o.prefetch_rows = 4;
+  for (const Chooser& chooser : choosers()) {
+    SCOPED_TRACE(chooser.name);
+    o.prefetch_chooser = chooser.choose;
+    Loader loader(o, byte_encoder(), 0, 1);
+    int batches = 0;
+    try {
+      for (; batches < 1000; ++batches) loader.next();
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("a.jsonl"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(batches, sync_batches) << "the error came after another number of batches";
+    EXPECT_THROW(loader.next(), Error);  // stays failed; the destructor then joins the stopped thread
+  }
+}
+
+// Turns between the thread and the caller's thread: the caller's batches are counted (none when the thread makes
+// them all, none without prefetching), the batches and the state stay the synchronous ones, and a run that ends
+// in either mode (the thread running, draining, or stopped) shuts down.
+TEST(LoaderPrefetch, BatchesMadeByTheCallerAreCounted) {
+  LoaderOptions o = options(0);
+  World sync(o, 1);
+  sync.steps(60);
+  EXPECT_EQ(sync.ranks[0]->stats().batches_made_inline, 0u);
+  o.prefetch_rows = 16;
+  World thread(o, 1);
+  thread.steps(60);
+  EXPECT_EQ(thread.ranks[0]->stats().batches_made_inline, 0u);
+  o.prefetch_chooser = turns(3, 20);
+  World turning(o, 1);
+  turning.steps(60);
+  expect_same_batches(sync, 0, turning, 60);
+  EXPECT_EQ(sync.states(), turning.states());
+  const std::uint64_t inline_batches = turning.ranks[0]->stats().batches_made_inline;
+  EXPECT_GE(inline_batches, 2u * 4u) << "a drain takes at most 16 of each turn's 20 caller batches";
+  EXPECT_LE(inline_batches, 60u - 3u) << "the first three batches are the thread's";
+  for (int steps : {1, 3, 4, 10, 22, 23, 24}) {
+    World stopped(o, 1);
+    stopped.steps(steps);
+  }
+}
+
+// The loader's own rule (adaptive_prefetch.hpp), on given timings: it decides once per window of batches, on the
+// window's sums, leaves the thread only when the caller works under a tenth of the make time, comes back only
+// above a fifth, and keeps its mode in between.
+TEST(AdaptivePrefetch, DecidesPerWindowWithABandBetweenTheModes) {
+  AdaptivePrefetch rule;
+  bool mode = true;  // the thread, at the start
+  // One window of equal timings: the answer must not change before its last batch.
+  const auto window = [&](double caller_s, double make_s) {
+    for (std::int64_t b = 0; b + 1 < AdaptivePrefetch::kWindow; ++b)
+      EXPECT_EQ(rule({caller_s, make_s}), mode) << "changed inside a window, at batch " << b;
+    mode = rule({caller_s, make_s});
+    return mode;
+  };
+  EXPECT_FALSE(window(0, 1e-3)) << "a caller that does nothing: its own thread makes the batches";
+  EXPECT_FALSE(window(0.15e-3, 1e-3)) << "in the band: stays";
+  EXPECT_TRUE(window(0.25e-3, 1e-3)) << "a caller with work to overlap: the thread again";
+  EXPECT_TRUE(window(0.15e-3, 1e-3)) << "in the band: stays";
+  EXPECT_FALSE(window(0.05e-3, 1e-3));
+  // Sums, not single batches: one long pause among idle batches outweighs them.
+  for (std::int64_t b = 0; b + 1 < AdaptivePrefetch::kWindow; ++b) EXPECT_FALSE(rule({0, 1e-3}));
+  EXPECT_TRUE(rule({0.5, 1e-3}));
 }
 
 TEST(LoaderPrefetch, ShutdownAtAnyPointDoesNotHang) {

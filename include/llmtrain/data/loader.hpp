@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "llmtrain/core/batch.hpp"
+#include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/document_encoder.hpp"
 
 namespace llmtrain::data {
@@ -29,6 +32,16 @@ struct DatasetSpec {
 };
 
 enum class BadRecordPolicy { skip, fail };
+
+// With prefetching, whether the next batches are made by the prefetch thread or in the caller's thread: asked
+// after every batch with how long the caller worked since the batch before (its own time between two next()
+// calls) and how long making this batch took. True: the thread. Empty: the loader's own rule, which runs the
+// thread only while the caller's work is worth overlapping (docs/data-loader.md, "When the thread pays").
+struct PrefetchTiming {
+  double caller_s = 0;  // the caller's time between the previous next() returning and this one being called
+  double make_s = 0;    // the time the batch took to make, in whichever thread made it
+};
+using PrefetchChooser = std::function<bool(const PrefetchTiming&)>;
 
 struct LoaderOptions {
   std::vector<DatasetSpec> datasets;
@@ -43,6 +56,7 @@ struct LoaderOptions {
   BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
   double max_bad_fraction = 0.01;  // skipping turns into an error above this share of bad records
   std::int64_t prefetch_rows = 0;  // rows a background thread prepares ahead of next() (whole batches); 0: synchronous
+  PrefetchChooser prefetch_chooser;  // thread or caller's thread, batch by batch (above); empty: the loader's rule
   std::int64_t threads = 1;        // tokenizing threads (1: in the loader's thread); output independent of it
   bool allow_corpus_change = false;        // resume even if the corpus or the tokenizer changed (see docs)
   // Pack from document lengths alone, for audits (`llmtrain-data simulate --metadata-only`): batches carry no
@@ -80,6 +94,8 @@ struct LoaderStats {
   std::vector<DatasetStats> datasets;
   std::map<std::string, std::uint64_t> bad_records_by_file;  // this process's run only, as of the batches handed out
   std::uint64_t dropped_spans = 0;  // pending pieces given up on restore (removed dataset, allowed drift)
+  // With prefetching: batches handed out that the caller's thread made, the thread having nothing to overlap.
+  std::uint64_t batches_made_inline = 0;
   // Bad records (and empty files) skipped by this process's run: what a tool or the trainer reports at the end.
   std::uint64_t skipped_records() const;
 };
@@ -91,7 +107,8 @@ class Loader final : public BatchSource {
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
-  // The next batch_rows rows. Throws llmtrain::Error on bad input under the "fail" policy.
+  // The next batch_rows rows. Throws llmtrain::Error on bad input under the "fail" policy, and the same error
+  // again at every later call.
   Batch next() override;
   // The same batch as next(), into `batch`'s storage (reused; what it held goes back to the loader).
   void next_into(Batch& batch) override;
@@ -110,8 +127,16 @@ class Loader final : public BatchSource {
   class Prefetcher;
 
  private:
+  void next_batch(Batch& batch);  // next_into() before it records a failure
+  void make_here(Batch& batch);   // the synchronous path: the next batch made in the caller's thread
+
   std::unique_ptr<Impl> impl_;
-  std::unique_ptr<Prefetcher> prefetcher_;  // started by the first next() when prefetch_rows > 0
+  std::unique_ptr<Prefetcher> prefetcher_;  // with prefetch_rows > 0, while the chooser wants the thread
+  PrefetchChooser chooser_;
+  bool use_thread_ = true;                  // the chooser's last answer
+  std::uint64_t made_inline_ = 0;
+  std::optional<Stopwatch> since_last_batch_;  // the caller's time since next() last returned
+  std::exception_ptr failed_;                  // the error next() threw, thrown again by every later call
 };
 
 // Tokenizing threads for a rank that shares its node with local_ranks - 1 others: the node's cores divided
