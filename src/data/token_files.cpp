@@ -150,9 +150,13 @@ class TokenFile {
   // place since it was opened).
   std::string read(const CorpusFile& file, std::uint64_t from, std::uint64_t to, std::vector<unsigned char>& out) const {
     if (out.size() < to - from) out.resize(to - from);
-    const std::uint64_t got = data_.read(from, out.data(), to - from);
+    return read(file, from, to, out.data());
+  }
+  std::string read(const CorpusFile& file, std::uint64_t from, std::uint64_t to, void* out) const {
+    const std::uint64_t got = data_.read(from, out, to - from);
     return got == to - from ? std::string() : short_read_change(file, from + got);
   }
+  bool int32() const { return dtype_code_ == 4; }
   // Appends document i's tokens, whose bytes are at p, as little-endian int32.
   void append(std::uint64_t i, const unsigned char* p, std::string& out) const {
     const std::uint64_t n = tokens(i);
@@ -334,6 +338,25 @@ LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range, Lo
   const std::uint64_t from = docs->begin_byte(first);
   std::uint64_t to = from;
   for (std::uint64_t i = first; i < last; ++i) to = std::max(to, docs->end_byte(i));
+  if (docs->int32()) {
+    block.data.resize(to - from);
+    block.error = docs->read(file, from, to, block.data.data());
+    if (!block.error.empty()) {
+      block.data.clear();
+      block.size_changed = true;
+      return block;
+    }
+    for (std::uint64_t i = first; i < last; ++i) {
+      const std::uint64_t at = docs->begin_byte(i), end = docs->end_byte(i);
+      if (end == at) continue;
+      const auto* p = reinterpret_cast<const unsigned char*>(block.data.data()) + (at - from);
+      std::uint32_t bits = 0;
+      for (std::uint64_t t = 0; t < (end - at) / 4; ++t) bits |= load<std::uint32_t>(p + 4 * t);
+      LLMTRAIN_CHECK(bits >> 31 == 0, file.path, ": the document at byte ", at, " holds a negative or too large token id");
+      block.records.push_back({at - from, end - from, at});
+    }
+    return block;
+  }
   std::vector<unsigned char>& raw = raw_buffer();
   block.error = docs->read(file, from, to, raw);
   if (!block.error.empty()) {
