@@ -43,7 +43,8 @@ T load(const unsigned char* p) {
 // A read-only file descriptor, closed when it goes.
 class Fd {
  public:
-  explicit Fd(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  explicit Fd(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME)) {
+    if (fd_ < 0 && errno == EPERM) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     LLMTRAIN_CHECK(fd_ >= 0, path, ": cannot open: ", std::strerror(errno));
   }
   ~Fd() { ::close(fd_); }
