@@ -12,7 +12,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -40,7 +39,9 @@ T load(const unsigned char* p) {
   return v;
 }
 
-// A read-only file descriptor, closed when it goes.
+// A read-only file descriptor, closed when it goes. Opened with O_NOATIME where the file's owner allows it
+// (EPERM otherwise): on a relatime mount every read still asks whether the access time is due (about 2 % of the
+// loader's time where shards hold one document each).
 class Fd {
  public:
   explicit Fd(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME)) {
@@ -76,18 +77,11 @@ class Fd {
   int fd_;
 };
 
-// Appends n tokens of type T at p to `out` as little-endian int32; false if one of them is not a valid id
-// (negative, or above INT32_MAX). int32 tokens are already in that layout: their sign bits are checked and
-// they are copied once. Others are converted through a buffer that stays in L1 (a loop the compiler
-// vectorises) and appended: resizing `out` first would zero it only to overwrite it.
+// Appends n tokens of type T at p to `out` as little-endian int32 (a loop the compiler vectorises); false if
+// one of them is not a valid id (negative, or above INT32_MAX). Converted through a buffer that stays in L1
+// and appended: resizing `out` first would zero it only to overwrite it.
 template <class T>
 bool append_converted(const unsigned char* p, std::uint64_t n, std::string& out) {
-  if constexpr (std::is_same_v<T, std::int32_t>) {
-    std::uint32_t bits = 0;
-    for (std::uint64_t t = 0; t < n; ++t) bits |= load<std::uint32_t>(p + 4 * t);
-    out.append(reinterpret_cast<const char*>(p), 4 * n);
-    return bits >> 31 == 0;
-  }
   constexpr std::uint64_t kChunk = 1024;
   char buffer[4 * kChunk];
   bool valid = true;
@@ -146,18 +140,21 @@ class TokenFile {
     }
     return lo;
   }
-  // Reads bytes [from, to) of the file into `out` (grown to hold them, never shrunk: a thread's buffer settles).
-  // Empty if all were read, else the size change that explains why not (the file ends early: truncated in
-  // place since it was opened).
-  std::string read(const CorpusFile& file, std::uint64_t from, std::uint64_t to, std::vector<unsigned char>& out) const {
-    if (out.size() < to - from) out.resize(to - from);
-    return read(file, from, to, out.data());
-  }
-  std::string read(const CorpusFile& file, std::uint64_t from, std::uint64_t to, void* out) const {
+  // Reads bytes [from, to) of the file into `out`. Empty if all were read, else the size change that explains
+  // why not (the file ends early: truncated in place since it was opened).
+  std::string read(const CorpusFile& file, std::uint64_t from, std::uint64_t to, unsigned char* out) const {
     const std::uint64_t got = data_.read(from, out, to - from);
     return got == to - from ? std::string() : short_read_change(file, from + got);
   }
-  bool int32() const { return dtype_code_ == 4; }
+  // True if the tokens are stored as little-endian int32, the layout the loader hands on: then they need no
+  // conversion, only the check that each is a valid id (check_in_place).
+  bool int32_tokens() const { return dtype_code_ == 4; }
+  void check_in_place(std::uint64_t i, const unsigned char* p) const {
+    std::uint32_t bits = 0;
+    for (std::uint64_t t = 0; t < tokens(i); ++t) bits |= load<std::uint32_t>(p + 4 * t);
+    LLMTRAIN_CHECK(bits >> 31 == 0, data_.path(), ": the document at byte ", begin_byte(i),
+                   " holds a negative token id (corrupt file or wrong dtype)");
+  }
   // Appends document i's tokens, whose bytes are at p, as little-endian int32.
   void append(std::uint64_t i, const unsigned char* p, std::string& out) const {
     const std::uint64_t n = tokens(i);
@@ -317,10 +314,11 @@ const TokenFile* open_token_file(const CorpusFile& file, std::string& change) {
   return recent.back().file.get();
 }
 
-// A thread's buffer for the raw bytes of a block: it grows to the largest block and stays.
-std::vector<unsigned char>& raw_buffer() {
-  thread_local std::vector<unsigned char> raw;
-  return raw;
+// A thread's buffer for token bytes that need converting: it grows to the largest read and stays.
+unsigned char* conversion_buffer(std::uint64_t bytes) {
+  thread_local std::vector<unsigned char> buffer;
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
 }
 
 }  // namespace
@@ -335,41 +333,33 @@ LoadedBlock read_token_block(const CorpusFile& file, const ShardBlock& range, Lo
   const std::uint64_t first = docs->lower_bound(range.begin), last = docs->lower_bound(range.end);
   if (first == last) return block;
   // The block's documents are one byte range of the file (back to back in an .ltok; a Megatron .bin may leave
-  // gaps or overlap, which the range spans): one read.
+  // gaps or overlap, which the range spans): one read. int32 tokens are read straight into the block's
+  // storage and its records point into that; others into a buffer, converted and appended.
   const std::uint64_t from = docs->begin_byte(first);
   std::uint64_t to = from;
   for (std::uint64_t i = first; i < last; ++i) to = std::max(to, docs->end_byte(i));
-  if (docs->int32()) {
-    block.data.resize(to - from);
-    block.error = docs->read(file, from, to, block.data.data());
-    if (!block.error.empty()) {
-      block.data.clear();
-      block.size_changed = true;
-      return block;
-    }
-    for (std::uint64_t i = first; i < last; ++i) {
-      const std::uint64_t at = docs->begin_byte(i), end = docs->end_byte(i);
-      if (end == at) continue;
-      const auto* p = reinterpret_cast<const unsigned char*>(block.data.data()) + (at - from);
-      std::uint32_t bits = 0;
-      for (std::uint64_t t = 0; t < (end - at) / 4; ++t) bits |= load<std::uint32_t>(p + 4 * t);
-      LLMTRAIN_CHECK(bits >> 31 == 0, file.path, ": the document at byte ", at, " holds a negative or too large token id");
-      block.records.push_back({at - from, end - from, at});
-    }
-    return block;
-  }
-  std::vector<unsigned char>& raw = raw_buffer();
-  block.error = docs->read(file, from, to, raw);
+  const bool in_place = docs->int32_tokens();
+  if (in_place) block.data.resize(to - from);
+  unsigned char* bytes = in_place ? reinterpret_cast<unsigned char*>(block.data.data()) : conversion_buffer(to - from);
+  block.error = docs->read(file, from, to, bytes);
   if (!block.error.empty()) {
+    block.data.clear();
     block.size_changed = true;
     return block;
   }
   for (std::uint64_t i = first; i < last; ++i) {
-    const std::uint64_t at = docs->begin_byte(i), begin = block.data.size();
-    docs->append(i, raw.data() + (at - from), block.data);
+    const std::uint64_t at = docs->begin_byte(i), end = docs->end_byte(i);
     // A document without tokens shares its key (byte offset) with the next one: like a blank line of JSON
     // Lines, it is not a record, so each key names one document.
-    if (block.data.size() > begin) block.records.push_back({begin, block.data.size(), at});
+    if (end == at) continue;
+    if (in_place) {
+      docs->check_in_place(i, bytes + (at - from));
+      block.records.push_back({at - from, end - from, at});
+    } else {
+      const std::uint64_t begin = block.data.size();
+      docs->append(i, bytes + (at - from), block.data);
+      block.records.push_back({begin, block.data.size(), at});
+    }
   }
   return block;
 }
@@ -383,11 +373,11 @@ std::string read_token_record(const CorpusFile& file, std::uint64_t byte_offset)
   while (i < docs->count() && docs->begin_byte(i) == byte_offset && docs->end_byte(i) == byte_offset) ++i;
   LLMTRAIN_CHECK(i < docs->count() && docs->begin_byte(i) == byte_offset, file.path, ": no document starts at byte ",
                  byte_offset);
-  std::vector<unsigned char>& raw = raw_buffer();
-  change = docs->read(file, byte_offset, docs->end_byte(i), raw);
+  unsigned char* bytes = conversion_buffer(docs->end_byte(i) - byte_offset);
+  change = docs->read(file, byte_offset, docs->end_byte(i), bytes);
   LLMTRAIN_CHECK(change.empty(), file.path, ": ", change, "; ", size_change_consequence());
   std::string out;
-  docs->append(i, raw.data(), out);
+  docs->append(i, bytes, out);
   return out;
 }
 
@@ -473,11 +463,11 @@ bool verify_token_file(const std::string& path, std::uint64_t tokenizer_fingerpr
     }
     // The token ids are not checked one by one: the checksum says the file is the one the writer wrote, and
     // the writer checked them against the vocabulary.
-    std::vector<unsigned char> chunk;
+    std::vector<unsigned char> chunk(std::uint64_t{1} << 20);
     std::uint64_t sum = kFnvStart;
     for (std::uint64_t at = kTokenFileHeaderBytes; at < file.size;) {
-      const std::uint64_t to = std::min(file.size, at + (std::uint64_t{1} << 20));
-      change = docs->read(file, at, to, chunk);
+      const std::uint64_t to = std::min(file.size, at + chunk.size());
+      change = docs->read(file, at, to, chunk.data());
       if (!change.empty()) {
         why = change;
         return false;
