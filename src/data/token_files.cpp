@@ -150,8 +150,9 @@ class TokenFile {
   // conversion, only the check that each is a valid id (check_in_place).
   bool int32_tokens() const { return dtype_code_ == 4; }
   void check_in_place(std::uint64_t i, const unsigned char* p) const {
+    const std::uint64_t n = tokens(i);
     std::uint32_t bits = 0;
-    for (std::uint64_t t = 0; t < tokens(i); ++t) bits |= load<std::uint32_t>(p + 4 * t);
+    for (std::uint64_t t = 0; t < n; ++t) bits |= load<std::uint32_t>(p + 4 * t);
     LLMTRAIN_CHECK(bits >> 31 == 0, data_.path(), ": the document at byte ", begin_byte(i),
                    " holds a negative token id (corrupt file or wrong dtype)");
   }
