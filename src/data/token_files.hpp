@@ -1,5 +1,6 @@
 // Pre-tokenized input: our own token file (.ltok) and Megatron-LM's indexed dataset (.bin + .idx), both read
-// through memory maps and fed to the same shards, shuffling, packing, mixing and state as raw text.
+// with pread (the index once per open file, the tokens once per block) and fed to the same shards, shuffling,
+// packing, mixing and state as raw text.
 //
 // A document is a token range. Its stable key is the byte offset of its first token in the data file (.ltok
 // or .bin), so token files are cut into blocks by byte range like JSON Lines: a document belongs to the block
@@ -14,8 +15,10 @@
 //  56  u64 hash of bytes 0..56
 //  64  tokens of all documents, back to back
 //      (documents + 1) u64 token offsets of the document starts, the last one = tokens
-// Structural damage (bad magic, sizes that do not add up, offsets out of range) is an error naming the file
-// whatever on_bad_record says: a token file is a build product, and skipping it would drop all its documents.
+// Structural damage (bad magic, sizes that do not add up, offsets out of range or out of order) is an error
+// naming the file whatever on_bad_record says: a token file is a build product, and skipping it would drop all
+// its documents. A file whose size changed (listed size against its size when opened, or a read that comes up
+// short) is not damage: it goes to on_bad_record as a size change (LoadedBlock::size_changed).
 #pragma once
 
 #include <cstdint>

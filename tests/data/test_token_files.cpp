@@ -35,13 +35,13 @@ void expect_exactly_once_with_rescale(const LoaderOptions& o) {
   cov.expect_exactly(corpus, 0);
 }
 
-// A Megatron pair with 16-bit tokens (dtype code 8), one sequence per document.
-void write_megatron(const std::string& prefix, const std::vector<std::vector<TokenId>>& docs) {
+// A Megatron pair with 16-bit tokens (dtype code 8) or 32-bit ones (code 4), one sequence per document.
+void write_megatron(const std::string& prefix, const std::vector<std::vector<TokenId>>& docs, char dtype_code = 8) {
   std::string bin, idx("MMIDIDX\0\0", 9);
   auto put = [&idx](const void* p, std::size_t n) { idx.append(static_cast<const char*>(p), n); };
   std::uint64_t version = 1, count = docs.size(), doc_entries = docs.size() + 1;
   put(&version, 8);
-  idx.push_back(8);
+  idx.push_back(dtype_code);
   put(&count, 8);
   put(&doc_entries, 8);
   std::vector<std::int64_t> pointers;
@@ -51,13 +51,28 @@ void write_megatron(const std::string& prefix, const std::vector<std::vector<Tok
     pointers.push_back(static_cast<std::int64_t>(bin.size()));
     for (TokenId t : d) {
       std::uint16_t v = static_cast<std::uint16_t>(t);
-      bin.append(reinterpret_cast<const char*>(&v), 2);
+      if (dtype_code == 4) bin.append(reinterpret_cast<const char*>(&t), 4);
+      else bin.append(reinterpret_cast<const char*>(&v), 2);
     }
   }
   put(pointers.data(), 8 * pointers.size());
   for (std::int64_t i = 0; i <= static_cast<std::int64_t>(docs.size()); ++i) put(&i, 8);
   write_file(prefix + ".bin", bin);
   write_file(prefix + ".idx", idx);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// An .ltok with 4-byte tokens (a vocabulary above 65,536): the loader reads those straight into a block.
+void write_ltok4(const std::string& path, const std::vector<std::vector<TokenId>>& docs) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  TokenFileWriter writer(path, std::uint64_t{1} << 17, ByteEncoder().fingerprint());
+  for (const auto& d : docs) writer.add(d);
+  writer.finish();
 }
 
 std::string error_of(const LoaderOptions& o) {
@@ -93,6 +108,30 @@ TEST(TokenFiles, MegatronPairIsDeliveredExactlyOnceKeyedByPointer) {
   expect_exactly_once_with_rescale(o);
 }
 
+// int32 tokens (a 4-byte .ltok, a Megatron pair of dtype code 4) are read straight into the block's storage,
+// the records pointing into it: the same documents, each exactly once, a document without tokens skipped, a
+// negative id an error naming the file.
+TEST(TokenFiles, FourByteTokensAreReadInPlaceAndDeliveredExactlyOnce) {
+  TempDir dir("ltok4");
+  LoaderOptions raw = small_options({{"licenses", license_corpus(), 1.0, "text"}});
+  std::vector<std::vector<TokenId>> docs = sorted_documents(scan_corpus(raw, ByteEncoder()));
+  std::vector<std::vector<TokenId>> with_empty = docs;
+  with_empty.insert(with_empty.begin() + 3, std::vector<TokenId>{});
+  write_ltok4(dir / "l/all.ltok", with_empty);
+  write_megatron(dir / "m/all", with_empty, 4);
+  for (const std::string& path : {dir / "l/all.ltok", dir / "m/all.bin"}) {
+    SCOPED_TRACE(path);
+    LoaderOptions o = small_options({{"t", path, 1.0, "text"}});
+    EXPECT_EQ(sorted_documents(scan_corpus(o, ByteEncoder())), docs);
+    expect_exactly_once_with_rescale(o);
+  }
+  std::string bytes = slurp(dir / "l/all.ltok");
+  bytes[kTokenFileHeaderBytes + 4 * 5 + 3] = static_cast<char>(0x80);  // the sixth token of the first document
+  write_file(dir / "bad/x.ltok", bytes);
+  const std::string e = error_of(small_options({{"bad", dir / "bad/x.ltok", 1.0, "text"}}));
+  EXPECT_NE(e.find("x.ltok: the document at byte 64 holds a negative token id"), std::string::npos) << e;
+}
+
 TEST(TokenFiles, RawTextAndBothTokenFormatsMixInOneRun) {
   TempDir dir("mixed");
   pretokenize_licenses(dir.path());
@@ -110,12 +149,6 @@ TEST(TokenFiles, RawTextAndBothTokenFormatsMixInOneRun) {
   for (std::size_t r = 0; r < 2; ++r)
     for (std::size_t s = 0; s < 20; ++s) ASSERT_EQ(one.batches[r][s].tokens, many.batches[r][s].tokens);
   EXPECT_TRUE(one.states() == many.states());
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TEST(TokenFiles, MetadataOnlySimulationHasTheSameProvenanceAndStatesAcrossARescale) {
@@ -227,24 +260,69 @@ TEST(TokenFiles, DamagedFilesFailWithErrorsNamingThem) {
   EXPECT_NE(e.find("data.idx: cannot open"), std::string::npos) << e;
 }
 
-// A token file truncated in place while the run reads it. Its map is never read past the new end (that raises
-// SIGBUS), and the size change goes through on_bad_record like a text file's: "fail" stops naming the file
-// and both sizes, "skip" counts each later block of it. The blocks are opened after the truncation through the
-// mapped-file cache, which holds the file's map from the first step.
+// Token files of each kind under `dir`: a 2-byte and a 4-byte .ltok, a Megatron .bin.
+std::vector<std::string> token_files_of_each_kind(const std::string& dir) {
+  pretokenize_licenses(dir);
+  std::vector<std::vector<TokenId>> docs =
+      sorted_documents(scan_corpus(small_options({{"t", license_corpus() + "/gpl-3.jsonl", 1.0, "text"}}), ByteEncoder()));
+  write_ltok4(dir + "/four/gpl-3.ltok", docs);
+  write_megatron(dir + "/gpl-3", docs);
+  return {dir + "/licenses/gpl-3.jsonl.ltok", dir + "/four/gpl-3.ltok", dir + "/gpl-3.bin"};
+}
+
+// The token file `path` mixed with raw text, so that a run always has valid documents to deliver.
+LoaderOptions token_file_with_text(const std::string& path, BadRecordPolicy policy) {
+  LoaderOptions o = small_options({{"t", path, 0.5, "text"}, {"raw", license_corpus() + "/lgpl-2.1.jsonl", 0.5, "text"}});
+  o.block_bytes = 1024;  // several blocks per logical shard: most are opened after the change
+  o.on_bad_record = policy;
+  o.max_bad_fraction = 1;
+  return o;
+}
+
+// A token file truncated in place while the run reads it. It is never read past its new end (through a map,
+// that raised SIGBUS), and the size change goes through on_bad_record like a text file's: "fail" stops naming
+// the file and both sizes, "skip" counts each later block that reaches past the end. The file was opened
+// before the truncation (the listing's read of every document), so its blocks are read from the open file.
 TEST(TokenFiles, FileTruncatedInPlaceDuringTheRunIsReportedNotReadPastItsEnd) {
   for (BadRecordPolicy policy : {BadRecordPolicy::fail, BadRecordPolicy::skip}) {
     TempDir dir("ltok-truncated");
-    pretokenize_licenses(dir.path());
-    LoaderOptions o = small_options({{"t", dir / "licenses", 1.0, "text"}});
-    o.block_bytes = 1024;  // several blocks per logical shard: most are opened after the truncation
-    o.on_bad_record = policy;
-    o.max_bad_fraction = 1;
-    World w(o, 1);
-    w.steps(1);
-    const std::string victim = dir / "licenses/gpl-3.jsonl.ltok";
-    const std::uint64_t planned = std::filesystem::file_size(victim);
-    std::filesystem::resize_file(victim, planned / 2);
-    expect_size_change_reported(w, policy, victim, planned, planned / 2);
+    for (const std::string& victim : token_files_of_each_kind(dir.path())) {
+      SCOPED_TRACE(victim);
+      const LoaderOptions o = token_file_with_text(victim, policy);
+      scan_corpus(o, ByteEncoder());
+      World w(o, 1);
+      w.steps(1);
+      const std::uint64_t planned = std::filesystem::file_size(victim);
+      std::filesystem::resize_file(victim, planned / 2);
+      expect_size_change_reported(w, policy, victim, planned, planned / 2);
+    }
+  }
+}
+
+// A token file extended in place (appended to) after the listing. Not yet open, it is reported as a size change
+// when it opens, under either policy. Already open, its listed bytes are still there and are what the run
+// reads: the listed documents, each exactly once, nothing reported.
+TEST(TokenFiles, FileExtendedInPlaceIsReportedWhenItOpensAndReadAsListedWhenOpen) {
+  for (BadRecordPolicy policy : {BadRecordPolicy::fail, BadRecordPolicy::skip}) {
+    TempDir dir("ltok-extended");
+    for (const std::string& victim : token_files_of_each_kind(dir / "unopened")) {
+      SCOPED_TRACE(victim);
+      World w(token_file_with_text(victim, policy), 1);
+      const std::uint64_t planned = std::filesystem::file_size(victim);
+      std::ofstream(victim, std::ios::binary | std::ios::app) << std::string(100, 'x');
+      expect_size_change_reported(w, policy, victim, planned, planned + 100);
+    }
+    for (const std::string& victim : token_files_of_each_kind(dir / "open")) {
+      SCOPED_TRACE(victim);
+      const LoaderOptions o = token_file_with_text(victim, policy);
+      const Corpus corpus = scan_corpus(o, ByteEncoder());  // opens it
+      World w(o, 1);
+      std::ofstream(victim, std::ios::binary | std::ios::app) << std::string(100, 'x');
+      Coverage cov;
+      w.run_through_epoch(0, &cov, &corpus);
+      cov.expect_exactly(corpus, 0);
+      EXPECT_TRUE(w.ranks[0]->stats().bad_records_by_file.empty());
+    }
   }
 }
 
