@@ -7,7 +7,9 @@
 // tool, a trainer far faster than its data), the thread costs more CPU and more wall time than it saves, and
 // the batches are made in the caller's thread; once the caller works more than a fifth of it, the thread
 // starts again. The two thresholds leave a band in which the mode stays, so that a caller near one of them
-// does not flip back and forth. Decided on sums over windows of batches, never on one batch alone.
+// does not flip back and forth. Decided on sums over windows of batches, never on one batch alone. It starts
+// in the caller's thread: a thread started and left after the first window slowed the rest of a run that
+// never needed it by 2-3 % (its allocations stay in its malloc arena; perf/RESULTS.md).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +20,7 @@ namespace llmtrain::data {
 
 class AdaptivePrefetch {
  public:
-  static constexpr std::int64_t kWindow = 32;    // batches per decision
+  static constexpr std::int64_t kWindow = 8;     // batches per decision
   static constexpr double kInlineBelow = 0.10;   // caller's work / make time under which the caller makes them
   static constexpr double kThreadAbove = 0.20;   // ... over which the thread makes them again
 
@@ -34,7 +36,7 @@ class AdaptivePrefetch {
   }
 
  private:
-  bool thread_ = true;
+  bool thread_ = false;
   std::int64_t batches_ = 0;
   double caller_s_ = 0, make_s_ = 0;
 };

@@ -44,7 +44,7 @@ std::map<std::string, std::string> settings(const std::string& toml) {
 bool may_change_at_resume(const std::string& key) {
   static const char* const exact[] = {"train.steps",     "train.batch_size",  "train.grad_accum",  "train.run_dir",
                                       "train.eval_every", "train.eval_batches", "train.recompute",  "tokenizer.path",
-                                      "data.threads",     "data.prefetch_rows", "data.allow_corpus_change",
+                                      "data.threads",     "data.prefetch_rows", "data.prefetch_thread", "data.allow_corpus_change",
                                       "data.on_bad_record", "data.max_bad_fraction"};
   for (const char* k : exact)
     if (key == k) return true;

@@ -4,8 +4,9 @@
 # is the same 12 rows at every rank count. The same chain with the replicated strategy throughout reads the
 # same data (the loader depends on the rank count and its state, not on the strategy), so its losses are the
 # reference: every step of the mixed chain must match it within 1e-5 relative, and each run must say it
-# resumed from the previous one's checkpoint. The loader prefetches (the default): its state is what was consumed,
-# whatever its thread had prepared, so the order after a rescale is a function of the step alone.
+# resumed from the previous one's checkpoint. The loader prefetches in its thread from the second batch on
+# (data.prefetch_thread = "always": these runs are too short for "auto" to start it): its state is what was
+# consumed, whatever its thread had prepared, so the order after a rescale is a function of the step alone.
 # A second chain saves under HSDP with shard groups of 2 on 4 ranks (the two members of each replica set
 # split their shard: each writes half) and resumes under FSDP on 2; its checkpoint must verify, and its
 # losses match the replicated reference's first 3 steps on 4 ranks and a replicated run on 2 ranks resumed
@@ -21,7 +22,8 @@ run() {
   shift 5
   timeout 300 "$mpirun" --oversubscribe -np "$np" "$llmtrain" "$config" --set train.run_dir="$work/$chain" \
     --set checkpoint.dir="$work/$chain/ckpt" --set train.steps="$steps" --set train.batch_size="$rows" \
-    --set parallel.strategy="$strategy" --set log.every_steps=1000 "$@" >"$work/$chain.out" 2>&1
+    --set parallel.strategy="$strategy" --set log.every_steps=1000 --set data.prefetch_thread=always "$@" \
+    >"$work/$chain.out" 2>&1
   local status=$?
   cat "$work/$chain.out"
   [ "$status" -eq 0 ] || fail "$chain: $strategy on $np ranks ended with status $status"

@@ -45,6 +45,7 @@ struct DataConfig {
   double max_bad_fraction;
   std::int64_t threads;
   std::int64_t prefetch_rows;
+  std::string prefetch_thread;  // "auto" | "always"
   bool allow_corpus_change;
   std::vector<DatasetConfig> datasets;
   std::vector<DatasetConfig> eval_datasets;

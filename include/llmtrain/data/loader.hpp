@@ -33,10 +33,11 @@ struct DatasetSpec {
 
 enum class BadRecordPolicy { skip, fail };
 
-// With prefetching, whether the next batches are made by the prefetch thread or in the caller's thread: asked
-// after every batch with how long the caller worked since the batch before (its own time between two next()
-// calls) and how long making this batch took. True: the thread. Empty: the loader's own rule, which runs the
-// thread only while the caller's work is worth overlapping (docs/data-loader.md, "When the thread pays").
+// With prefetching, whether the next batches are made by the prefetch thread or in the caller's thread. The
+// first batch is made in the caller's thread; after every batch the chooser is asked, with how long the caller
+// worked since the batch before (its own time between two next() calls) and how long making this batch took.
+// True: the thread. Empty: the loader's own rule, which runs the thread only while the caller's work is worth
+// overlapping (docs/data-loader.md, "When the thread pays").
 struct PrefetchTiming {
   double caller_s = 0;  // the caller's time between the previous next() returning and this one being called
   double make_s = 0;    // the time the batch took to make, in whichever thread made it
@@ -133,7 +134,7 @@ class Loader final : public BatchSource {
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<Prefetcher> prefetcher_;  // with prefetch_rows > 0, while the chooser wants the thread
   PrefetchChooser chooser_;
-  bool use_thread_ = true;                  // the chooser's last answer
+  bool use_thread_ = false;                 // the chooser's last answer (none before the first batch)
   std::uint64_t made_inline_ = 0;
   std::optional<Stopwatch> since_last_batch_;  // the caller's time since next() last returned
   std::exception_ptr failed_;                  // the error next() threw, thrown again by every later call
