@@ -22,7 +22,7 @@ void merge_short(std::vector<TokenId>& ids, const MergeTable& merges, MergeScrat
   for (std::size_t i = 0; i < n; ++i) sym[i].id = ids[i];
   if (filter)
     for (std::size_t i = 0; i <= n; ++i) sym[i].start = s.starts[i];
-  auto rank_at = [&](std::size_t i) {
+  auto rank_at = [&](std::size_t i) __attribute__((always_inline)) {
     if (filter && !filter->may_merge(bytes, static_cast<std::size_t>(sym[i + 1].start),
                                      static_cast<std::size_t>(sym[i + 2].start))) {
       sym[i].rank = kNoMerge;
