@@ -24,8 +24,14 @@ struct MergeScratch {
     std::int32_t id;
     std::int32_t left, right;  // the pair's ids when pushed: the candidate is stale once either changed
   };
-  std::vector<std::uint32_t> ranks;
-  std::vector<std::int32_t> new_ids, prev, next;
+  // The short path's symbols: id, first byte (with a filter), and the lookup of the pair it starts.
+  struct Symbol {
+    std::int32_t id, start;
+    std::uint32_t rank;
+    std::int32_t new_id;
+  };
+  std::vector<Symbol> symbols;
+  std::vector<std::int32_t> prev, next;
   std::vector<std::int32_t> starts;  // with a filter: byte offset of each symbol, then the piece's length
   std::vector<Candidate> heap;
   PairMemo pairs;
