@@ -1,7 +1,8 @@
 // The inside of data::Loader, shared by loader.cpp (reading, mixing, packing, shuffling: the forward path),
 // restore.cpp (resuming and rescaling from saved states) and, through next_row(), assemble() and
-// take_progress(), the background prefetcher (prefetcher.hpp). Impl itself is single-threaded: once the
-// prefetcher runs, only its producer thread calls into it.
+// take_progress(), the background prefetcher (prefetcher.hpp). Impl itself is single-threaded: while the
+// prefetcher runs, only its producer thread calls into it; once it has stopped and its ring was handed out, the
+// caller's thread again (adaptive_prefetch.hpp).
 #pragma once
 
 #include <memory>

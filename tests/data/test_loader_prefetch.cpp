@@ -332,26 +332,35 @@ TEST(LoaderPrefetch, BatchesMadeByTheCallerAreCounted) {
 }
 
 // The loader's own rule (adaptive_prefetch.hpp), on given timings: it starts in the caller's thread, decides once
-// per window of batches, on the window's sums, takes the thread only when the caller works over a fifth of the
-// make time, leaves it only under a tenth, and keeps its mode in between.
+// per window of batches, on the window's sums, takes the thread only when the caller works over a quarter of the
+// make time, leaves it only under a tenth, keeps its mode in between, and doubles its window at each switch.
 TEST(AdaptivePrefetch, DecidesPerWindowWithABandBetweenTheModes) {
   AdaptivePrefetch rule;
   bool mode = false;  // the caller's thread, at the start
   // One window of equal timings: the answer must not change before its last batch.
   const auto window = [&](double caller_s, double make_s) {
-    for (std::int64_t b = 0; b + 1 < AdaptivePrefetch::kWindow; ++b)
+    const std::int64_t length = rule.window();
+    for (std::int64_t b = 0; b + 1 < length; ++b)
       EXPECT_EQ(rule({caller_s, make_s}), mode) << "changed inside a window, at batch " << b;
     mode = rule({caller_s, make_s});
     return mode;
   };
+  EXPECT_EQ(rule.window(), AdaptivePrefetch::kFirstWindow);
   EXPECT_FALSE(window(0, 1e-3)) << "a caller that does nothing: its own thread makes the batches";
-  EXPECT_FALSE(window(0.15e-3, 1e-3)) << "in the band: stays";
-  EXPECT_TRUE(window(0.25e-3, 1e-3)) << "a caller with work to overlap: the thread";
+  EXPECT_FALSE(window(0.2e-3, 1e-3)) << "in the band: stays";
+  EXPECT_EQ(rule.window(), AdaptivePrefetch::kFirstWindow) << "no switch yet";
+  EXPECT_TRUE(window(0.3e-3, 1e-3)) << "a caller with work to overlap: the thread";
+  EXPECT_EQ(rule.window(), 2 * AdaptivePrefetch::kFirstWindow) << "a switch doubles the window";
   EXPECT_TRUE(window(0.15e-3, 1e-3)) << "in the band: stays";
   EXPECT_FALSE(window(0.05e-3, 1e-3)) << "the caller's thread again";
+  EXPECT_EQ(rule.window(), 4 * AdaptivePrefetch::kFirstWindow);
   // Sums, not single batches: one long pause among idle batches outweighs them.
-  for (std::int64_t b = 0; b + 1 < AdaptivePrefetch::kWindow; ++b) EXPECT_FALSE(rule({0, 1e-3}));
-  EXPECT_TRUE(rule({0.5, 1e-3}));
+  for (std::int64_t b = 0; b + 1 < rule.window(); ++b) EXPECT_FALSE(rule({0, 1e-3}));
+  mode = rule({0.5, 1e-3});
+  EXPECT_TRUE(mode);
+  // A caller that keeps crossing the band switches ever more rarely, the window growing up to its bound.
+  for (int i = 0; i < 40; ++i) window(i % 2 ? 0.3e-3 : 0, 1e-3);
+  EXPECT_EQ(rule.window(), AdaptivePrefetch::kMaxWindow);
 }
 
 TEST(LoaderPrefetch, ShutdownAtAnyPointDoesNotHang) {
