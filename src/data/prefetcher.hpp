@@ -1,5 +1,7 @@
 // Background preparation of batches: one thread runs the loader's forward path (read, decompress, tokenize,
-// pack, shuffle, assemble) ahead of the trainer, into a ring of slots that each hold one batch.
+// pack, shuffle, assemble) ahead of the trainer, into a ring of slots that each hold one batch. The loader
+// starts it, and stops it (finish_after_current, then the ring is handed out), as its rule decides
+// (adaptive_prefetch.hpp).
 //
 // Why whole batches: handing over rows one by one cost a lock and a wake-up per row, which on pre-tokenized
 // data (a few microseconds per row) more than halved the tokens per CPU second. Neither side signals the
