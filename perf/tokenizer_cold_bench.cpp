@@ -81,11 +81,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> texts;
   std::size_t bytes = 0;
   std::ifstream in(argv[2]);
+  if (!in) {
+    std::fprintf(stderr, "tokenizer_cold_bench: cannot read %s\n", argv[2]);
+    return 2;
+  }
   for (std::string line; std::getline(in, line);) {
     texts.push_back(nlohmann::json::parse(line).at("text").get<std::string>());
     bytes += texts.back().size();
   }
   const int rounds = std::atoi(argv[3]);
+  if (texts.empty() || rounds < 1) {
+    std::fprintf(stderr, "tokenizer_cold_bench: need a non-empty INPUT and ROUNDS >= 1\n");
+    return 2;
+  }
   LatencyProbe probe;
   std::vector<double> cold(rounds), warm(rounds), latency(rounds);
   const double start = seconds(CLOCK_MONOTONIC);

@@ -10,7 +10,7 @@
 //
 // A switch costs a thread start or a drain of the ring, and a caller near the band (or a producer slowed by
 // other processes, which inflates the make times it reports) could switch back and forth at every window:
-// measured, a third fewer tokens per second than either mode. So each switch doubles the window before the
+// measured, about a quarter fewer tokens per second than either mode. So each switch doubles the window before the
 // next decision, up to kMaxWindow batches. It starts in the caller's thread: a thread started and left after
 // the first window slowed the rest of a run that never needed it by 2-3 % (perf/RESULTS.md).
 #pragma once

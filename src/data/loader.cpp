@@ -428,7 +428,7 @@ void Loader::restore(const std::vector<std::string>& saved_states) {
 
 LoaderStats Loader::stats() const {
   LoaderStats stats = prefetcher_ ? prefetcher_->stats() : impl_->stats();
-  stats.batches_made_inline = impl_->prefetch_rows() > 0 ? made_inline_ : 0;
+  stats.batches_made_inline = made_inline_;  // counted on the prefetching path only
   return stats;
 }
 

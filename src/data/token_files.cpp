@@ -445,7 +445,6 @@ void TokenFileWriter::finish() {
                  std::strerror(errno));
 }
 
-
 bool verify_token_file(const std::string& path, std::uint64_t tokenizer_fingerprint, std::string& why) {
   try {
     CorpusFile file;
