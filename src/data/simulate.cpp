@@ -134,7 +134,7 @@ std::uint64_t simulate(LoaderOptions options, std::shared_ptr<const DocumentEnco
   options.prefetch_rows = sim.prefetch_rows;
   // --prefetch is there so that the audit and the states cover the hand-off: the thread from the second batch
   // on, whatever the timings (W loaders called in turn would give each one the others' time as work).
-  options.prefetch_chooser = [](const PrefetchTiming&) { return true; };
+  options.prefetch_chooser = always_prefetch_thread;
   options.metadata_only = sim.metadata_only;
   std::vector<std::unique_ptr<Loader>> ranks;
   std::vector<std::string> saved;

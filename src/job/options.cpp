@@ -41,7 +41,7 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
   out.allow_corpus_change = config.data.allow_corpus_change;
   out.threads = config.data.threads > 0 ? config.data.threads : data::default_threads(local_ranks);
   out.prefetch_rows = config.data.prefetch_rows;
-  if (config.data.prefetch_thread == "always") out.prefetch_chooser = [](const data::PrefetchTiming&) { return true; };
+  if (config.data.prefetch_thread == "always") out.prefetch_chooser = data::always_prefetch_thread;
   data::set_default_special_tokens(tokenizer, out);
   if (!config.tokenizer.bos_token.empty())
     out.bos_id = special_token(config, tokenizer, "bos_token", config.tokenizer.bos_token);

@@ -23,20 +23,17 @@ struct Chooser {
   const char* name;
   PrefetchChooser choose;
 };
-PrefetchChooser always_thread() {
-  return [](const PrefetchTiming&) { return true; };
-}
 PrefetchChooser turns(int thread, int caller) {
   return [thread, caller, n = 0](const PrefetchTiming&) mutable { return n++ % (thread + caller) < thread; };
 }
 std::vector<Chooser> choosers() {
-  return {{"thread", always_thread()}, {"turns of 3 and 20", turns(3, 20)}, {"turns of 1 and 1", turns(1, 1)}};
+  return {{"thread", always_prefetch_thread}, {"turns of 3 and 20", turns(3, 20)}, {"turns of 1 and 1", turns(1, 1)}};
 }
 
 LoaderOptions options(std::int64_t prefetch) {
   LoaderOptions o = small_options({{"licenses", license_corpus(), 1.0, "text"}});
   o.prefetch_rows = prefetch;
-  o.prefetch_chooser = always_thread();
+  o.prefetch_chooser = always_prefetch_thread;
   return o;
 }
 
@@ -164,7 +161,7 @@ TEST(LoaderPrefetch, RescaleFromAPrefetchedStateGivesTheSynchronousBatches) {
     World sync(o, 2);
     sync.steps(25);
     o.prefetch_rows = 16;
-    o.prefetch_chooser = always_thread();
+    o.prefetch_chooser = always_prefetch_thread;
     World async(o, 2);
     async.steps(25);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -262,7 +259,7 @@ TEST(LoaderPrefetch, RestoreAfterTheFirstBatchIsRefused) {
   const std::vector<Input> all = inputs(dir);
   LoaderOptions o = small_options({{"licenses", all.front().path, 1.0, "text"}});
   o.prefetch_rows = 8;
-  o.prefetch_chooser = always_thread();
+  o.prefetch_chooser = always_prefetch_thread;
   World world(o, 1);
   world.steps(2);
   const std::vector<std::string> saved = world.states();

@@ -44,6 +44,9 @@ struct PrefetchTiming {
 };
 using PrefetchChooser = std::function<bool(const PrefetchTiming&)>;
 
+// The chooser of `data.prefetch_thread = "always"`: the thread from the second batch on, whatever the timings.
+inline bool always_prefetch_thread(const PrefetchTiming&) { return true; }
+
 struct LoaderOptions {
   std::vector<DatasetSpec> datasets;
   std::int64_t seq_len = 4096;         // rows hold seq_len + 1 tokens
