@@ -256,6 +256,9 @@ void Job::restore_checkpoint(const std::string& path) {
   });
   log_info("resumed from ", path, " at step ", m.step, " (saved by ", m.world_size, " ranks, ", m.strategy, ", ",
            m.tokens_seen, " tokens seen)");
+  if (const auto change = global_batch_change(m.config, m.world_size, to_toml(p.config), p.runtime.size());
+      !change.empty())
+    log_warn(change);
 }
 
 const std::string& Job::resumed_from() const { return parts_->resumed_from; }

@@ -68,6 +68,25 @@ std::vector<std::string> resume_conflicts(const std::string& saved_toml, const s
   return out;
 }
 
+std::string global_batch_change(const std::string& saved_toml, std::int64_t saved_world_size,
+                                const std::string& current_toml, std::int64_t current_world_size) {
+  const auto saved = settings(saved_toml), current = settings(current_toml);
+  const auto rows_per_rank = [](const std::map<std::string, std::string>& s) {
+    return std::stoll(s.at("train.batch_size")) * std::stoll(s.at("train.grad_accum"));
+  };
+  const std::int64_t saved_rows = saved_world_size * rows_per_rank(saved);
+  const std::int64_t per_rank = rows_per_rank(current), rows = current_world_size * per_rank;
+  if (rows == saved_rows) return "";
+  std::string out = cat("the global batch changes at this resume: ", saved_rows, " rows per step when saved (",
+                        saved_world_size, " ranks x ", saved.at("train.batch_size"), " rows x ",
+                        saved.at("train.grad_accum"), " micro-batches), ", rows, " now (", current_world_size, " x ",
+                        current.at("train.batch_size"), " x ", current.at("train.grad_accum"), ")");
+  if (saved_rows % current_world_size != 0)
+    return cat(out, "; ", saved_rows, " rows cannot be split evenly over ", current_world_size, " ranks");
+  return cat(out, "; to keep it, train.batch_size x train.grad_accum = ", saved_rows / current_world_size,
+             " on ", current_world_size, current_world_size == 1 ? " rank" : " ranks");
+}
+
 void trim_provenance(const std::string& run_dir, std::int64_t step) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -16,6 +16,13 @@ bool may_change_at_resume(const std::string& key);
 // configurations (to_toml text; datasets keyed "data.datasets[i].key").
 std::vector<std::string> resume_conflicts(const std::string& saved_toml, const std::string& current_toml);
 
+// A warning when the rows per optimizer step (ranks x train.batch_size x train.grad_accum) differ from the
+// checkpoint's: allowed (the batch per rank usually follows the world size), but the loss curve and the steps'
+// data see it, and a resume on fewer ranks with the same settings silently halves it otherwise. Says which
+// batch per rank would keep it. Empty when equal.
+std::string global_batch_change(const std::string& saved_toml, std::int64_t saved_world_size,
+                                const std::string& current_toml, std::int64_t current_world_size);
+
 // Drops the lines logged after `step` (a crash after the checkpoint) from every run_dir/provenance.rank*.jsonl
 // (train::keep_steps_up_to), so the resumed run appends its steps exactly once. A torn last line goes too.
 // metrics.jsonl is cut back the same way by train::MetricsLog::start when the run starts.

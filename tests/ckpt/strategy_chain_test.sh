@@ -30,6 +30,8 @@ run() {
   if [ "$steps" -gt 3 ]; then
     grep -qE "resumed from .*step_0*$((steps - 3))\.h5 at step $((steps - 3))" "$work/$chain.out" ||
       fail "$chain: $strategy on $np ranks did not resume from step $((steps - 3))"
+    ! grep -q "global batch changes" "$work/$chain.out" ||
+      fail "$chain: $strategy on $np ranks reported a change of the global batch, which is 12 rows throughout"
   fi
 }
 run mixed 4 3 3 fsdp
