@@ -50,7 +50,7 @@ class CharSymbols {
   class Memo {
    public:
     // For which neighbour bytes on one side the claim holds.
-    // All-zero is an empty entry (the memo is a ZeroedArray).
+    // All-zero is an empty entry (the memo is a LazyZeroedArray).
     struct Side {
       static constexpr std::uint8_t kMany = 4;
       std::uint8_t ok_kinds;  // bit k: for every byte of kind k (bit 0: no neighbour, always set)
@@ -74,13 +74,13 @@ class CharSymbols {
     // Indexed by the chunk's code point, folded: a script's characters share a few pages of the memo.
     Entry& slot(std::uint32_t key) {
       const std::uint32_t cp = unicode::key_code_point(key);
-      return entries_.get(kSize)[(cp ^ (cp >> kBits) ^ (cp >> (2 * kBits))) & (kSize - 1)];
+      return entries_[(cp ^ (cp >> kBits) ^ (cp >> (2 * kBits))) & (kSize - 1)];
     }
 
    private:
     static constexpr int kBits = 13;
     static constexpr std::size_t kSize = std::size_t{1} << kBits;
-    ZeroedArray<Entry> entries_;
+    LazyZeroedArray<Entry, kSize> entries_;
   };
 
   // For the model's load: ids below n_ids, then every merge (left, right, rank) with the operands' bytes,

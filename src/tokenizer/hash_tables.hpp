@@ -4,6 +4,7 @@
 // and compare a full 64-bit hash first.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "huge_pages.hpp"
@@ -58,25 +60,51 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t n) {
   return mix64(h ^ w);
 }
 
-// A fixed-size array of a trivial type, zeroed, for large memos: from calloc, which gives a fresh thread zero pages
-// mapped on first touch, and a thread that freed memory before (the loading one) recycled memory that it clears
-// (GPT-2, 5.8 KB of Lao: 43 % of a cold encode's instructions); fresh pages one by one measured slower still.
-template <class T>
-class ZeroedArray {
+// A fixed-size array of N entries of a trivial type for the per-thread memos, read as all-zero (their empty
+// entry) until written, and cleared lazily, chunk by chunk, at a chunk's first access. Clearing it whole at
+// first use cost most of a short input's cold encode: calloc gives a fresh thread zero pages, but in the thread
+// that loaded the tokenizer glibc recycles memory the load freed and clears all of it (GPT-2, 5.8 KB of Lao:
+// 43 % of the instructions); fresh pages instead measured slower (a page fault per page touched). A bit per
+// chunk records which are cleared; the test is one load and a branch that is nearly always taken one way.
+template <class T, std::size_t N>
+class LazyZeroedArray {
  public:
-  T* get(std::size_t n) {
-    if (!data_) {
-      data_.reset(static_cast<T*>(std::calloc(n, sizeof(T))));
-      if (!data_) throw std::bad_alloc();
-    }
-    return data_.get();
+  LazyZeroedArray() = default;
+  LazyZeroedArray(const LazyZeroedArray&) = delete;  // nor moved: the bits describe this array's memory
+  LazyZeroedArray& operator=(const LazyZeroedArray&) = delete;
+
+  T& operator[](std::size_t i) {
+    const std::size_t c = i / kChunk;
+    if (__builtin_expect(!((cleared_[c / 64] >> (c % 64)) & 1), 0)) clear(c);
+    return data_.get()[i];
   }
 
  private:
+  static constexpr std::size_t kChunkBytes = 1024;
+  // Entries per chunk: the largest power of two whose bytes fit in kChunkBytes.
+  static constexpr std::size_t kChunk = [] {
+    std::size_t n = 1;
+    while (2 * n * sizeof(T) <= kChunkBytes && 2 * n <= N) n *= 2;
+    return n;
+  }();
+  static_assert(std::is_trivially_copyable_v<T> && N % kChunk == 0);
+  static constexpr std::size_t kAlign = 64;
+  static constexpr std::size_t kBytes = (N * sizeof(T) + kAlign - 1) / kAlign * kAlign;
+
+  [[gnu::noinline, gnu::cold]] void clear(std::size_t c) {
+    if (!data_) {
+      data_.reset(static_cast<T*>(std::aligned_alloc(kAlign, kBytes)));
+      if (!data_) throw std::bad_alloc();
+    }
+    std::memset(static_cast<void*>(data_.get() + c * kChunk), 0, kChunk * sizeof(T));
+    cleared_[c / 64] |= std::uint64_t{1} << (c % 64);
+  }
+
   struct Free {
     void operator()(T* p) const { std::free(p); }
   };
   std::unique_ptr<T, Free> data_;
+  std::array<std::uint64_t, (N / kChunk + 63) / 64> cleared_{};  // bit c: chunk c is cleared (none until data_)
 };
 
 // A Bloom filter of 64-bit keys (or hashes of longer ones): three bits of one 64-bit word per key, so a query
@@ -239,7 +267,7 @@ class PairMemo {
     const std::uint64_t key = MergeTable::pack(a, b);
     if (table.certainly_without_merge(a, b, key)) return MergeTable::Merge{MergeTable::kNoRank, 0};
     const std::uint64_t h = mix64(key);
-    Entry& e = entries_.get(kSize)[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at first
+    Entry& e = entries_[(h >> 20) & (kSize - 1)];  // other bits than the table's index, at first
     if (e.inverted_key != ~key) e = Entry{~key, table.find_large(key, h)};
     return e.merge;
   }
@@ -247,10 +275,10 @@ class PairMemo {
  private:
   static constexpr std::size_t kSize = 1 << 14;
   struct Entry {
-    std::uint64_t inverted_key;  // ~pack(a, b), so that the zeroed array holds pack(-1, -1): no valid pair
+    std::uint64_t inverted_key;  // ~pack(a, b), so that a zeroed entry holds pack(-1, -1): no valid pair
     MergeTable::Merge merge;
   };
-  ZeroedArray<Entry> entries_;
+  LazyZeroedArray<Entry, kSize> entries_;
 };
 
 // byte string -> 64-bit value; keys are copied into one arena. Grows by doubling; clear() keeps capacity.

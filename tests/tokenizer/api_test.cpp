@@ -1,7 +1,12 @@
 // Tokenizer API: the 44 Llama-3 vectors, GPT-2 and Mistral basics, invalid UTF-8, linear-time merging,
-// concurrent use from several threads, and clear errors for malformed or unsupported files.
+// concurrent use from several threads, per-thread memos on memory that held another tokenizer's, and clear
+// errors for malformed or unsupported files.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -97,6 +102,46 @@ TEST(TokenizerApi, ConcurrentEncodeMatchesSerial) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(ok, std::vector<int>(4, 1));
+}
+
+// The per-thread memos (PairMemo, CharSymbols::Memo) are malloc'd uncleared and cleared chunk by chunk at first
+// use (LazyZeroedArray). Here each encoding thread gets memory that held the memos of the other byte-level
+// tokenizer: heap blocks are kept on free (no mmap, no trim), and a new thread takes over the arena of the one
+// that exited. The character memo is keyed by the character's bytes alone, so an entry left over from GPT-2
+// would give Llama-3 GPT-2's ids (and the pair memo would give merges of the other vocabulary's ids).
+TEST(TokenizerApi, MemosOnRecycledMemory) {
+  const auto llama3_path = test::llama3_json();
+  if (!llama3_path) GTEST_SKIP() << "Llama-3 tokenizer.json not found under LLMTRAIN_SHARED_DIR";
+  ASSERT_EQ(mallopt(M_MMAP_THRESHOLD, 32 << 20), 1);
+  ASSERT_EQ(mallopt(M_TRIM_THRESHOLD, 512 << 20), 1);
+  const Tokenizer gpt2 = Tokenizer::load(test::gpt2_dir());
+  const Tokenizer llama3 = Tokenizer::load(*llama3_path);
+  const test::Corpus& c = test::corpus();
+  std::vector<std::size_t> docs;  // documents with non-ASCII text, the character memo's input
+  for (std::size_t i = 0; i < c.docs.size() && docs.size() < 300; ++i)
+    for (const char ch : c.docs[i])
+      if (static_cast<unsigned char>(ch) >= 0x80) {
+        docs.push_back(i);
+        break;
+      }
+  ASSERT_GE(docs.size(), 100u);
+  std::size_t mismatches = 0;
+  for (int round = 0; round < 4; ++round) {
+    const Tokenizer& tok = round % 2 == 0 ? gpt2 : llama3;
+    std::thread([&] {
+      if (round == 0) {  // the first thread's arena: not zero where its memos will land
+        void* dirt = std::malloc(std::size_t{1} << 20);
+        std::memset(dirt, 0xA5, std::size_t{1} << 20);
+        std::free(dirt);
+      }
+      for (const std::size_t i : docs)
+        if (test::ids_digest(tok.encode(c.docs[i])) != c.refs[i][round % 2] && ++mismatches <= 5)
+          ADD_FAILURE() << "round " << round << ", document " << i << ": ids differ from HF's";
+    }).join();
+  }
+  EXPECT_EQ(mismatches, 0u) << "of " << 4 * docs.size() << " encodings";
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+  mallopt(M_TRIM_THRESHOLD, 128 << 10);
 }
 
 // Loads `json_text` and returns the error message (empty if it loaded).
