@@ -112,8 +112,9 @@ TEST(TokenizerApi, ConcurrentEncodeMatchesSerial) {
 TEST(TokenizerApi, MemosOnRecycledMemory) {
   const auto llama3_path = test::llama3_json();
   if (!llama3_path) GTEST_SKIP() << "Llama-3 tokenizer.json not found under LLMTRAIN_SHARED_DIR";
-  ASSERT_EQ(mallopt(M_MMAP_THRESHOLD, 32 << 20), 1);
-  ASSERT_EQ(mallopt(M_TRIM_THRESHOLD, 512 << 20), 1);
+  // AddressSanitizer's allocator ignores these (and quarantines freed memory): there the test checks the ids only.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   const Tokenizer gpt2 = Tokenizer::load(test::gpt2_dir());
   const Tokenizer llama3 = Tokenizer::load(*llama3_path);
   const test::Corpus& c = test::corpus();
