@@ -71,6 +71,8 @@ std::vector<std::string> resume_conflicts(const std::string& saved_toml, const s
 std::string global_batch_change(const std::string& saved_toml, std::int64_t saved_world_size,
                                 const std::string& current_toml, std::int64_t current_world_size) {
   const auto saved = settings(saved_toml), current = settings(current_toml);
+  for (const char* key : {"train.batch_size", "train.grad_accum"})
+    if (!saved.count(key) || !current.count(key)) return "";  // a configuration without them: nothing to compare
   const auto rows_per_rank = [](const std::map<std::string, std::string>& s) {
     return std::stoll(s.at("train.batch_size")) * std::stoll(s.at("train.grad_accum"));
   };
