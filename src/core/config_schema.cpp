@@ -139,8 +139,8 @@ const std::vector<FieldSpec<Config>>& config_fields() {
            "Rows a background thread prepares ahead of the trainer; 0: prepared synchronously in next().")),
       bind_member(&C::data, &DataConfig::prefetch_thread, choice<C>("data", "prefetch_thread", "auto", {"auto", "always"},
            "With prefetch_rows > 0: \"auto\" runs the thread only while the trainer's work between batches is worth "
-           "overlapping (over a fifth of a batch's make time; batches are made in the trainer's thread otherwise), "
-           "\"always\" from the second batch on.")),
+           "overlapping (the thread above a quarter of a batch's make time, the trainer's thread below a tenth, the "
+           "mode kept in between), \"always\" from the second batch on.")),
       bind_member(&C::data, &DataConfig::allow_corpus_change, boolean<C>("data", "allow_corpus_change", false,
            "On resume, accept a corpus that changed since the checkpoint (new files join at the next epoch).")),
 
