@@ -6,8 +6,6 @@
 #include <zstd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "loader_test_util.hpp"
 
@@ -168,11 +166,7 @@ TEST(LoaderBadInput, FileTruncatedDuringTheRunIsDetected) {
     o.max_bad_fraction = 1;
     World w(o, 1);
     w.steps(1);
-    std::string content;
-    {
-      std::ifstream in(victim, std::ios::binary);
-      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
+    const std::string content = read_file(victim);
     const std::size_t cut = content.find('\n', content.size() / 2) + 1;
     std::filesystem::resize_file(victim, cut);
     expect_size_change_reported(w, policy, victim, content.size(), cut);

@@ -253,8 +253,7 @@ TEST(LoaderState, CorpusDriftIsDetectedAndCanBeAllowed) {
   const std::vector<std::string> states = before.states();
   // Same size, new content and modification time.
   std::string victim = dir / "part-001.jsonl";
-  std::ifstream in(victim);
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string content = read_file(victim);
   content[content.find("w")] = 'W';
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   write_file(victim, content);

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "llmtrain/data/pretokenize.hpp"
@@ -59,12 +58,6 @@ void write_megatron(const std::string& prefix, const std::vector<std::vector<Tok
   for (std::int64_t i = 0; i <= static_cast<std::int64_t>(docs.size()); ++i) put(&i, 8);
   write_file(prefix + ".bin", bin);
   write_file(prefix + ".idx", idx);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // An .ltok with 4-byte tokens (a vocabulary above 65,536): the loader reads those straight into a block.
@@ -125,7 +118,7 @@ TEST(TokenFiles, FourByteTokensAreReadInPlaceAndDeliveredExactlyOnce) {
     EXPECT_EQ(sorted_documents(scan_corpus(o, ByteEncoder())), docs);
     expect_exactly_once_with_rescale(o);
   }
-  std::string bytes = slurp(dir / "l/all.ltok");
+  std::string bytes = read_file(dir / "l/all.ltok");
   bytes[kTokenFileHeaderBytes + 4 * 5 + 3] = static_cast<char>(0x80);  // the sixth token of the first document
   write_file(dir / "bad/x.ltok", bytes);
   const std::string e = error_of(small_options({{"bad", dir / "bad/x.ltok", 1.0, "text"}}));
@@ -172,8 +165,8 @@ TEST(TokenFiles, MetadataOnlySimulationHasTheSameProvenanceAndStatesAcrossAResca
   EXPECT_EQ(logs[1], logs[0]);  // per-rank summaries and the audit report
   EXPECT_NE(logs[1].find("exactly once: yes"), std::string::npos) << logs[1];
   for (const char* file : {"p1.jsonl", "p2.jsonl"}) {
-    EXPECT_FALSE(slurp(dir / (std::string("full-") + file)).empty()) << file;
-    EXPECT_EQ(slurp(dir / (std::string("meta-") + file)), slurp(dir / (std::string("full-") + file))) << file;
+    EXPECT_FALSE(read_file(dir / (std::string("full-") + file)).empty()) << file;
+    EXPECT_EQ(read_file(dir / (std::string("meta-") + file)), read_file(dir / (std::string("full-") + file))) << file;
   }
   for (const char* states : {"s1", "s2"})
     EXPECT_EQ(load_state_dir(dir / (std::string("meta-") + states)),
@@ -196,11 +189,7 @@ TEST(TokenFiles, PretokenizeIsResumableAndRewritesDamagedOutputs) {
   EXPECT_EQ(again.files_written, 0u);
   EXPECT_EQ(again.files_kept, first.files_written);
   const std::string victim = dir / "licenses/gpl-3.jsonl.ltok";
-  std::string bytes;
-  {
-    std::ifstream in(victim, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string bytes = read_file(victim);
   bytes[100] ^= 1;  // a token: only the checksum sees it
   write_file(victim, bytes);
   std::string why;
@@ -215,11 +204,7 @@ TEST(TokenFiles, DamagedFilesFailWithErrorsNamingThem) {
   TempDir dir("damaged");
   pretokenize_licenses(dir.path());
   const std::string good = dir / "licenses/gpl-3.jsonl.ltok";
-  std::string bytes;
-  {
-    std::ifstream in(good, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string bytes = read_file(good);
   auto ltok_error = [&](const std::string& content) {
     write_file(dir / "bad/x.ltok", content);
     return error_of(small_options({{"bad", dir / "bad/x.ltok", 1.0, "text"}}));
@@ -236,11 +221,7 @@ TEST(TokenFiles, DamagedFilesFailWithErrorsNamingThem) {
   LoaderOptions raw = small_options({{"t", license_corpus() + "/gpl-3.jsonl", 1.0, "text"}});
   write_megatron(dir / "m/data", sorted_documents(scan_corpus(raw, ByteEncoder())));
   LoaderOptions megatron = small_options({{"m", dir / "m/data.bin", 1.0, "text"}});
-  std::string idx;
-  {
-    std::ifstream in(dir / "m/data.idx", std::ios::binary);
-    idx.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string idx = read_file(dir / "m/data.idx");
   write_file(dir / "m/data.idx", idx.substr(0, idx.size() - 3));
   e = error_of(megatron);
   EXPECT_NE(e.find("data.idx: truncated or corrupt Megatron index"), std::string::npos) << e;
