@@ -98,7 +98,7 @@ void finish_loading(Tokenizer::Impl& impl) {
     if (!impl.id_to_token[id].empty()) impl.token_ids.insert(impl.id_to_token[id], id);
   impl.raw_added = AddedTokenMatcher(raw);
   impl.normalized_added = AddedTokenMatcher(normalized);
-  kept_scratches();
+  kept_scratches();  // its first use binds symbols (above): here, not in the first encode
 }
 
 Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
