@@ -231,7 +231,8 @@ void Job::restore_checkpoint(const std::string& path) {
   LLMTRAIN_CHECK(m.tokenizer_fingerprint == p.encoder->fingerprint(), path,
                  ": written with another tokenizer (fingerprint ", m.tokenizer_fingerprint, "; ", p.config.tokenizer.path,
                  " has ", p.encoder->fingerprint(), ")");
-  const auto conflicts = resume_conflicts(m.config, to_toml(p.config));
+  const std::string current = to_toml(p.config);
+  const auto conflicts = resume_conflicts(m.config, current);
   if (!conflicts.empty()) {
     std::string list;
     for (const auto& c : conflicts) list += "\n  " + c;
@@ -256,7 +257,7 @@ void Job::restore_checkpoint(const std::string& path) {
   });
   log_info("resumed from ", path, " at step ", m.step, " (saved by ", m.world_size, " ranks, ", m.strategy, ", ",
            m.tokens_seen, " tokens seen)");
-  if (const auto change = global_batch_change(m.config, m.world_size, to_toml(p.config), p.runtime.size());
+  if (const auto change = global_batch_change(m.config, m.world_size, current, p.runtime.size());
       !change.empty())
     log_warn(change);
 }
