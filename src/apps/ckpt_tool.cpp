@@ -3,7 +3,7 @@
 //   llmtrain-ckpt list DIR                         checkpoints in DIR, oldest first, LATEST marked
 //   llmtrain-ckpt inspect CKPT                     attributes and datasets (type, shape, bytes, checksum)
 //   llmtrain-ckpt verify CKPT                      recomputes every checksum; exit 1 on a mismatch
-//   llmtrain-ckpt loader-state CKPT --output DIR [--eval]
+//   llmtrain-ckpt loader-state CKPT --output DIR
 //                                                  the loader's state as llmtrain-data reads it (rank-*.state)
 //   llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32]
 //                                                  Hugging Face Llama tensors + config.json
@@ -31,17 +31,16 @@ const char* const kUsage =
     "usage: llmtrain-ckpt list DIR\n"
     "       llmtrain-ckpt inspect CKPT\n"
     "       llmtrain-ckpt verify CKPT\n"
-    "       llmtrain-ckpt loader-state CKPT --output DIR [--eval]\n"
+    "       llmtrain-ckpt loader-state CKPT --output DIR\n"
     "       llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32]\n";
 
 struct Args {
   std::string command, target, output, format, dtype = "fp32";
-  bool eval = false;
 };
 
 Args parse(int argc, char** argv) {
   LLMTRAIN_CHECK(argc >= 3, argc < 2 ? "no command given" : "expected a file or directory after the command", "\n", kUsage);
-  Args a{argv[1], argv[2], "", "", "fp32", false};
+  Args a{argv[1], argv[2], "", "", "fp32"};
   for (int i = 3; i < argc; ++i) {
     const std::string option = argv[i];
     auto value = [&]() -> std::string {
@@ -51,7 +50,6 @@ Args parse(int argc, char** argv) {
     if (option == "--output") a.output = value();
     else if (option == "--format") a.format = value();
     else if (option == "--dtype") a.dtype = value();
-    else if (option == "--eval") a.eval = true;
     else LLMTRAIN_FAIL("unknown option '", option, "'\n", kUsage);
   }
   return a;
@@ -106,8 +104,8 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
   }
   LLMTRAIN_CHECK(!a.output.empty(), a.command, ": --output DIR is required\n", kUsage);
   if (a.command == "loader-state") {
-    const auto states = reader.loader_states(a.eval ? "eval" : "train");
-    LLMTRAIN_CHECK(!states.empty(), a.target, ": no ", a.eval ? "eval" : "train", " loader state");
+    const auto states = reader.loader_states();
+    LLMTRAIN_CHECK(!states.empty(), a.target, ": no loader state");
     if (speak) {
       std::filesystem::create_directories(a.output);
       for (std::size_t r = 0; r < states.size(); ++r) data::save_state_file(a.output, int(r), states[r]);

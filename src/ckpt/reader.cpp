@@ -203,11 +203,11 @@ std::int64_t Reader::optimizer_step() {
   return step;
 }
 
-std::vector<std::string> Reader::loader_states(const std::string& which) {
-  int present = H5Lexists(impl_->file_.get(), ("/loader/" + which).c_str(), H5P_DEFAULT) > 0 ? 1 : 0;
+std::vector<std::string> Reader::loader_states() {
+  int present = H5Lexists(impl_->file_.get(), "/loader/train", H5P_DEFAULT) > 0 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &present, 1, MPI_INT, MPI_MIN, impl_->comm_);
   if (!present) return {};
-  const std::string states_name = "/loader/" + which + "/states", offsets_name = "/loader/" + which + "/offsets";
+  const std::string states_name = "/loader/train/states", offsets_name = "/loader/train/offsets";
   auto offsets_set = impl_->open_dataset(offsets_name);
   std::vector<std::uint64_t> offsets(offsets_set.elements);
   impl_->read_range(offsets_set, offsets_name, 0, offsets.size(), offsets.data());

@@ -84,18 +84,18 @@ void add_units(std::vector<Piece>& out, const std::string& group, const std::str
 }
 
 // Each rank writes its own blob as row `rank`; rank 0 writes the offsets. Blobs are the same on every rank.
-void add_loader(std::vector<Piece>& out, const std::string& which, const std::vector<std::string>& blobs,
+void add_loader(std::vector<Piece>& out, const std::vector<std::string>& blobs,
                 std::string& joined, std::vector<std::uint64_t>& offsets, int rank) {
   if (blobs.empty()) return;
   offsets.assign(1, 0);
   for (const auto& b : blobs) joined += b, offsets.push_back(joined.size());
-  Piece states{"/loader/" + which + "/states", ElementType::u8, {hsize_t(joined.size())}, 0, 0, nullptr};
+  Piece states{"/loader/train/states", ElementType::u8, {hsize_t(joined.size())}, 0, 0, nullptr};
   if (rank < int(blobs.size())) {
     states.begin = offsets[std::size_t(rank)], states.end = offsets[std::size_t(rank) + 1];
     states.data = joined.data() + states.begin;
   }
   out.push_back(states);
-  out.push_back({"/loader/" + which + "/offsets", ElementType::u64, {hsize_t(offsets.size())}, 0,
+  out.push_back({"/loader/train/offsets", ElementType::u64, {hsize_t(offsets.size())}, 0,
                  rank == 0 ? offsets.size() : 0, offsets.data()});
 }
 
@@ -212,10 +212,9 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
   add_units(pieces, "optim", "m", *c.first_moments, owned);
   add_units(pieces, "optim", "v", *c.second_moments, owned);
   pieces.push_back({"/optim/step", ElementType::i64, {1}, 0, rank == 0 ? 1u : 0u, &c.optimizer_step});
-  std::string train_joined, eval_joined;
-  std::vector<std::uint64_t> train_offsets, eval_offsets;
-  add_loader(pieces, "train", c.train_loader, train_joined, train_offsets, rank);
-  add_loader(pieces, "eval", c.eval_loader, eval_joined, eval_offsets, rank);
+  std::string loader_joined;
+  std::vector<std::uint64_t> loader_offsets;
+  add_loader(pieces, c.train_loader, loader_joined, loader_offsets, rank);
   pieces.push_back({"/rng", ElementType::u64, {hsize_t(c.rng.size())}, 0, rank == 0 ? c.rng.size() : 0, c.rng.data()});
 
   const std::string tmp = path + ".tmp";

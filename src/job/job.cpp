@@ -25,6 +25,7 @@
 #include "llmtrain/train/hooks.hpp"
 #include "memory_check.hpp"
 #include "resume.hpp"
+#include "storage_check.hpp"
 
 namespace llmtrain::job {
 
@@ -68,6 +69,9 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     check_memory(estimate.total(config.parallel.strategy), estimate,
                  available_memory(runtime.hostname(), runtime.local_size()), config.train.check_memory);
   });
+  // Before any work: directories that cannot be written, or a checkpoint that would not fit, stop the run
+  // here rather than at its first checkpoint write (with checkpoint.every_steps = 0, after the training).
+  check_run_directories(config, p.model_config, runtime);
   log_info("tensor collectives over ", p.comm->name());
   // Each rank streams its own logical shards; nothing is read before the first batch.
   dist::agree(runtime, [&] {
@@ -96,10 +100,6 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   if (peak_flops <= 0) peak_flops = model::measure_gemm_peak(precision);
   p.trainer.emplace(train_options(config, peak_flops), *p.model, *p.store, *p.optimizer, *p.comm);
-  if (!config.checkpoint.dir.empty())
-    dist::agree(runtime, [&] {
-      if (runtime.rank() == 0) std::filesystem::create_directories(config.checkpoint.dir);
-    });
   dist::agree(runtime, [&] { resume(); });
 
   p.trainer->add_hook(p.stop_agreement);
@@ -152,20 +152,14 @@ BatchSource& Job::train_batches() {
 
 const ModelConfig& Job::model_config() const { return parts_->model_config; }
 
-LoaderStates Job::loader_states() {
+std::vector<std::string> Job::loader_states() {
   Parts& p = *parts_;
-  LoaderStates states;
-  states.train = dist::all_gather_bytes(p.runtime, p.train_loader->state());
-  if (p.eval_loader) states.eval = dist::all_gather_bytes(p.runtime, p.eval_loader->state());
-  return states;
+  return dist::all_gather_bytes(p.runtime, p.train_loader->state());
 }
 
-void Job::restore_loaders(const LoaderStates& states) {
+void Job::restore_loader(const std::vector<std::string>& states) {
   Parts& p = *parts_;
-  dist::agree(p.runtime, [&] {
-    p.train_loader->restore(states.train);
-    if (p.eval_loader && !states.eval.empty()) p.eval_loader->restore(states.eval);
-  });
+  dist::agree(p.runtime, [&] { p.train_loader->restore(states); });
 }
 
 std::map<std::string, std::uint64_t> Job::skipped_records() {
@@ -191,7 +185,6 @@ std::string Job::save_checkpoint() {
   const Config& c = p.config;
   LLMTRAIN_CHECK(!c.checkpoint.dir.empty(), "save_checkpoint: checkpoint.dir is not set");
   const Stopwatch watch;
-  const LoaderStates states = loader_states();
   ckpt::Contents contents;
   ckpt::Metadata& m = contents.metadata;
   m.step = p.trainer->step();
@@ -206,8 +199,7 @@ std::string Job::save_checkpoint() {
   contents.first_moments = &p.optimizer->first_moments();
   contents.second_moments = &p.optimizer->second_moments();
   contents.optimizer_step = p.optimizer->steps_taken();
-  contents.train_loader = states.train;
-  contents.eval_loader = states.eval;
+  contents.train_loader = loader_states();
   contents.rng = {std::uint64_t(c.model.seed), std::uint64_t(c.data.seed)};
   const std::string path = ckpt::checkpoint_path(c.checkpoint.dir, m.step);
   const std::uint64_t bytes = ckpt::write_checkpoint(
@@ -242,10 +234,10 @@ void Job::restore_checkpoint(const std::string& path) {
   reader.read_units("optim", p.optimizer->first_moments(), "m");
   reader.read_units("optim", p.optimizer->second_moments(), "v");
   p.optimizer->restore_steps_taken(reader.optimizer_step());
-  LoaderStates states{reader.loader_states("train"), reader.loader_states("eval")};
-  LLMTRAIN_CHECK(!states.train.empty(), path, ": no training loader state");
+  const std::vector<std::string> states = reader.loader_states();
+  LLMTRAIN_CHECK(!states.empty(), path, ": no training loader state");
   try {
-    restore_loaders(states);
+    restore_loader(states);
   } catch (const Error& e) {
     LLMTRAIN_FAIL(path, ": the loader cannot continue from this checkpoint: ", e.what());
   }

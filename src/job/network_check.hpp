@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "check_result.hpp"
 #include "llmtrain/dist/runtime.hpp"
 
 namespace llmtrain::job {
@@ -39,12 +40,6 @@ std::vector<IbPort> ib_ports(const std::string& sysfs_dir);
 // NCCL_IB_HCA's rule: a comma list of device[:port] items matched as prefixes of device names ("mlx5_1"
 // also matches mlx5_10), "=" before the list for exact names, "^" to exclude. Returns the matching ports.
 std::vector<IbPort> nccl_hca_matches(const std::string& spec, const std::vector<IbPort>& ports);
-
-// Problems (fatal) and notes (informative) of one rank's checks.
-struct CheckResult {
-  std::vector<std::string> problems;
-  std::vector<std::string> notes;
-};
 
 // NCCL_IB_HCA and NCCL_IB_GID_INDEX (when set) against the ports under sysfs_dir: something must match,
 // matched ports must be active, and on RoCE ports the GID index must exist (a note when it is not RoCE v2).

@@ -3,17 +3,14 @@
 #include "llmtrain/job/preflight.hpp"
 
 #include <fcntl.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <map>
 
-#include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/core/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/inspect.hpp"
@@ -22,6 +19,7 @@
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "dry_run_report.hpp"
 #include "network_check.hpp"
+#include "storage_check.hpp"
 
 namespace llmtrain::job {
 namespace {
@@ -52,53 +50,6 @@ void check_datasets(const std::vector<DatasetConfig>& datasets, const char* key,
   if (!datasets.empty()) result.notes.push_back(cat(key, ": ", datasets.size(), " datasets, ", files, " files readable"));
 }
 
-// `dir` (the value of `key`): created, a file written, synced and removed. Returns its free bytes, or -1 after
-// recording the problem.
-double writable_dir(const char* key, const std::string& dir, CheckResult& result) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    result.problems.push_back(cat(key, ": cannot create ", dir, ": ", ec.message()));
-    return -1;
-  }
-  const std::string probe = cat(dir, "/.preflight-", ::getpid());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  const bool written = fd >= 0 && ::write(fd, "ok", 2) == 2 && ::fsync(fd) == 0;
-  const int write_errno = errno;
-  if (fd >= 0) ::close(fd);
-  ::unlink(probe.c_str());
-  if (!written) {
-    result.problems.push_back(cat(key, ": cannot write in ", dir, ": ", std::strerror(write_errno)));
-    return -1;
-  }
-  struct statvfs fs {};
-  if (::statvfs(dir.c_str(), &fs) != 0) {
-    result.problems.push_back(cat(key, ": cannot stat the file system of ", dir, ": ", std::strerror(errno)));
-    return -1;
-  }
-  return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
-}
-
-// checkpoint.dir: writable, with room for the checkpoints that exist at once. Retention runs after a write,
-// so that is keep_last + 1 (or every checkpoint this run writes, when fewer or when keep_last = 0 keeps all);
-// the size of one is what the writer checks before each write.
-void check_checkpoint_dir(const Config& config, const ModelConfig& model, CheckResult& result) {
-  const CheckpointConfig& c = config.checkpoint;
-  const double free_bytes = writable_dir("checkpoint.dir", c.dir, result);
-  if (free_bytes < 0) return;
-  const std::int64_t written = (c.every_steps > 0 ? config.train.steps / c.every_steps : 0) + 1;
-  const std::int64_t count = c.keep_last > 0 ? std::min(c.keep_last + 1, written) : written;
-  const double each = static_cast<double>(ckpt::space_needed(model, c.alignment));
-  const std::string need = cat(count, " checkpoints of this model (checkpoint.keep_last = ", c.keep_last,
-                               ", this run writes ", written, ") need ", format_bytes(count * each), ", ",
-                               format_bytes(each), " each");
-  if (free_bytes < count * each)
-    result.problems.push_back(cat("checkpoint.dir: ", c.dir, " has ", format_bytes(free_bytes), " free; ", need,
-                                  " (a checkpoint write that runs out of space stops the job)"));
-  else
-    result.notes.push_back(cat("checkpoint.dir: ", c.dir, " writable, ", format_bytes(free_bytes), " free; ", need));
-}
-
 CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) {
   CheckResult result;
   std::int64_t vocab = config.model.vocab_size;
@@ -111,13 +62,14 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
   if (runtime.local_rank() == 0) {
     check_datasets(config.data.datasets, "data.datasets", result);
     check_datasets(config.data.eval_datasets, "data.eval_datasets", result);
-    const double run_free = writable_dir("train.run_dir", config.train.run_dir, result);
+    const double run_free = check_writable_dir("train.run_dir", config.train.run_dir, result);
     if (run_free >= 0)
       result.notes.push_back(cat("train.run_dir: ", config.train.run_dir, " writable, ", format_bytes(run_free), " free"));
     if (config.checkpoint.dir.empty())
       result.notes.push_back("checkpoint.dir: empty, no checkpoints are written");
     else
-      check_checkpoint_dir(config, config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len), result);
+      check_checkpoint_dir(config, config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len),
+                           CheckpointRoom::kept, result);
   }
   const CheckResult net = check_network(runtime, kConnectTimeoutMs);
   result.problems.insert(result.problems.end(), net.problems.begin(), net.problems.end());
@@ -158,11 +110,14 @@ int run_preflight(const std::string& config_path, const std::vector<std::string>
   const CheckResult result = check_this_rank(config, runtime);
   const auto hosts = dist::all_gather_bytes(runtime, runtime.hostname());
   const auto problems = group(dist::all_gather_bytes(runtime, join_lines(result.problems)), hosts);
+  const auto warnings = group(dist::all_gather_bytes(runtime, join_lines(result.warnings)), hosts);
   const auto notes = group(dist::all_gather_bytes(runtime, join_lines(result.notes)), hosts);
   if (runtime.rank() == 0) {
     std::printf("preflight of %s: %d ranks on %d nodes\n", config.source_file.c_str(), runtime.size(), runtime.node_count());
     for (const auto& [message, ranks] : notes)
       std::printf("  ok: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
+    for (const auto& [message, ranks] : warnings)
+      std::printf("  WARNING: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
     for (const auto& [message, ranks] : problems)
       std::printf("  PROBLEM: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
     std::printf(problems.empty() ? "preflight: all checks passed\n" : "preflight: %zu problem(s); fix them before the run\n",

@@ -3,10 +3,10 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 #include "dry_run_report.hpp"
 #include "memory_check.hpp"
+#include "storage_check.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -41,7 +41,11 @@ void set_up_logging(const Config& config, dist::Runtime& runtime) {
   std::string per_rank_log;
   if (config.log.per_rank) {
     const std::string dir = config.log.dir.empty() ? config.train.run_dir : config.log.dir;
-    dist::agree(runtime, [&] { std::filesystem::create_directories(dir); });
+    dist::agree(runtime, [&] {
+      CheckResult result;
+      if (check_writable_dir(config.log.dir.empty() ? "train.run_dir" : "log.dir", dir, result) < 0)
+        LLMTRAIN_FAIL(result.problems.front());
+    });
     per_rank_log = dir + "/rank-" + std::to_string(runtime.rank()) + ".log";
   }
   dist::agree(runtime, [&] { configure_logging(runtime.rank(), parse_log_level(config.log.level), per_rank_log); });

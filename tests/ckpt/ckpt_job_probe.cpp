@@ -2,7 +2,9 @@
 //   bitwise WORK CONFIG  20 steps straight, against a run of 20 steps with a checkpoint at step 10 and a fresh job
 //                        resuming from that checkpoint for steps 11..20 (a crash after step 20's metrics but
 //                        before its checkpoint), in one process: the same losses (bit for bit), parameters and
-//                        next batch; metrics.jsonl of the resumed run holds steps 1..20 once each.
+//                        next batch; metrics.jsonl of the resumed run holds steps 1..20 once each. Both
+//                        evaluate a held-out dataset every 5 steps: the held-out losses after the resume
+//                        (steps 15 and 20) equal the straight run's, bit for bit.
 //   flip FILE DATASET    flips one bit of the dataset's stored data (serial HDF5 finds where it is), for the
 //                        fault tests;
 //   logits CKPT CONFIG   resumes a job from CKPT and writes the logits of a fixed token sequence to CKPT.logits
@@ -60,6 +62,11 @@ int bitwise(const fs::path& work, const std::string& config_path, dist::Runtime&
   Config config = load_config(config_path);
   config.train.steps = 20;
   config.checkpoint.keep_last = 0;
+  // The first evaluation (step 5) precedes the checkpoint: a held-out loader saved and restored after it
+  // would make the resumed run evaluate other text.
+  config.data.eval_datasets = {{"held-out", (fs::path(config_path).parent_path() / "../data/corpus/lgpl-2.1.jsonl").string(), 1.0, "text"}};
+  config.train.eval_every = 5;
+  config.train.eval_batches = 2;
   Config straight = config, first = config, second = config;
   straight.train.run_dir = (work / "straight").string();
   first.train.run_dir = second.train.run_dir = (work / "resumed").string();
@@ -83,12 +90,30 @@ int bitwise(const fs::path& work, const std::string& config_path, dist::Runtime&
   if (a.params != b.params) ++problems, std::fprintf(stderr, "rank %d: parameters differ after step 20\n", runtime.rank());
   if (a.next_batch != b.next_batch) ++problems, std::fprintf(stderr, "rank %d: the next batches differ\n", runtime.rank());
   if (runtime.rank() == 0) {
-    std::ifstream in(work / "resumed" / "metrics.jsonl");
-    std::vector<std::int64_t> steps;
-    for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line)["step"].get<std::int64_t>());
+    const auto read_metrics = [](const fs::path& path, std::vector<std::int64_t>& train_steps, std::map<std::int64_t, double>& evals) {
+      std::ifstream in(path);
+      for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line);
+        if (j["type"] == "train") train_steps.push_back(j["step"].get<std::int64_t>());
+        else evals[j["step"].get<std::int64_t>()] = j["eval_loss"].get<double>();
+      }
+    };
+    std::vector<std::int64_t> steps, straight_steps;
+    std::map<std::int64_t, double> evals, straight_evals;
+    read_metrics(work / "resumed" / "metrics.jsonl", steps, evals);
+    read_metrics(work / "straight" / "metrics.jsonl", straight_steps, straight_evals);
     std::vector<std::int64_t> expected(20);
     for (std::size_t i = 0; i < 20; ++i) expected[i] = std::int64_t(i) + 1;
     if (steps != expected) ++problems, std::fprintf(stderr, "metrics.jsonl of the resumed run: %zu lines, not steps 1..20\n", steps.size());
+    for (const std::int64_t step : {5, 10, 15, 20}) {
+      if (!evals.count(step) || !straight_evals.count(step)) {
+        ++problems, std::fprintf(stderr, "no held-out loss at step %lld\n", static_cast<long long>(step));
+        continue;
+      }
+      if (std::memcmp(&evals[step], &straight_evals[step], sizeof(double)) != 0)
+        ++problems, std::fprintf(stderr, "step %lld: held-out loss %.17g straight, %.17g resumed\n",
+                                 static_cast<long long>(step), straight_evals[step], evals[step]);
+    }
   }
   int total = problems;
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT, MPI_SUM, runtime.comm());

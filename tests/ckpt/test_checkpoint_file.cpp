@@ -69,8 +69,7 @@ Written::Written(int part, int parts)
   c.metadata.code_version = "test";
   c.params = &params, c.first_moments = &m, c.second_moments = &v;
   c.optimizer_step = 41;
-  for (int r = 0; r < g_runtime->size(); ++r) c.train_loader.push_back(std::string(std::size_t(r * 3), char('a' + r)));
-  c.eval_loader = {"eval state"};
+  for (int r = 0; r < g_runtime->size(); ++r) c.train_loader.push_back(std::string(std::size_t(r * 3 + 4), char('a' + r)));
   c.rng = {1234, 99};
 }
 
@@ -105,8 +104,7 @@ TEST(CheckpointFile, ShardedWriteReadsBackIntoOtherRanges) {
     expect_units(m, 1.f);
   }
   EXPECT_EQ(reader.optimizer_step(), 41);
-  EXPECT_EQ(reader.loader_states("train"), w.contents.train_loader);
-  EXPECT_EQ(reader.loader_states("eval"), w.contents.eval_loader);
+  EXPECT_EQ(reader.loader_states(), w.contents.train_loader);
   EXPECT_EQ(reader.rng(), w.contents.rng);
   const auto sets = reader.datasets();
   bool found = false;
@@ -117,7 +115,7 @@ TEST(CheckpointFile, ShardedWriteReadsBackIntoOtherRanges) {
       EXPECT_EQ(d.type, "f32");
     }
   EXPECT_TRUE(found);
-  EXPECT_EQ(sets.size(), 3u * 3u + 1u + 2u + 2u + 1u);  // tensors x {model, m, v}, step, 2 loaders x 2, rng
+  EXPECT_EQ(sets.size(), 3u * 3u + 1u + 2u + 1u);  // tensors x {model, m, v}, step, loader states and offsets, rng
 }
 
 TEST(CheckpointFile, ChecksumsDoNotDependOnHowRanksSplitTheData) {
@@ -169,7 +167,7 @@ void flip_byte(const std::string& path, const std::string& dataset, std::uint64_
 }
 
 TEST(CheckpointFile, FlippedByteFailsVerificationNamingTheDataset) {
-  for (const std::string dataset : {"/model/a/w", "/optim/b/s/v", "/loader/eval/states"}) {
+  for (const std::string dataset : {"/model/a/w", "/optim/b/s/v", "/loader/train/states"}) {
     const std::string path = temp_path("flip");
     const Written w(g_runtime->rank(), g_runtime->size());
     ckpt::write_checkpoint(path, w.contents, g_runtime->comm());

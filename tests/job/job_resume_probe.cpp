@@ -42,13 +42,13 @@ int run(const std::string& mode, const std::filesystem::path& dir, const std::st
   if (mode == "resume") config.train.steps *= 6;
   Kokkos::ScopeGuard kokkos;
   job::Job job(config, runtime, 1e11);
-  if (mode == "resume") job.restore_loaders({data::load_state_dir((dir / "state").string()), {}});
+  if (mode == "resume") job.restore_loader(data::load_state_dir((dir / "state").string()));
   job.run();
   if (mode == "save") {
-    const job::LoaderStates states = job.loader_states();
-    LLMTRAIN_CHECK(int(states.train.size()) == runtime.size(), "expected one state per rank");
+    const std::vector<std::string> states = job.loader_states();
+    LLMTRAIN_CHECK(int(states.size()) == runtime.size(), "expected one state per rank");
     if (runtime.rank() == 0)
-      for (std::size_t r = 0; r < states.train.size(); ++r) data::save_state_file((dir / "state").string(), int(r), states.train[r]);
+      for (std::size_t r = 0; r < states.size(); ++r) data::save_state_file((dir / "state").string(), int(r), states[r]);
     return 0;
   }
   runtime.barrier();  // every rank's provenance is on disk

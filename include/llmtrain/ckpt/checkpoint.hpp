@@ -48,7 +48,7 @@ struct Contents {
   const std::vector<model::ParamUnit<float>>* first_moments = nullptr;
   const std::vector<model::ParamUnit<float>>* second_moments = nullptr;
   std::int64_t optimizer_step = 0;
-  std::vector<std::string> train_loader, eval_loader;
+  std::vector<std::string> train_loader;
   std::vector<std::uint64_t> rng;
 };
 
@@ -97,8 +97,9 @@ class Reader {
   // Fills each unit's range [begin, end) from /model (suffix "") or /optim (suffix "m" or "v").
   void read_units(const std::string& group, std::vector<model::ParamUnit<float>>& units, const std::string& suffix);
   std::int64_t optimizer_step();
-  // Every saved rank's loader blob ("train" or "eval"; empty when the checkpoint has none).
-  std::vector<std::string> loader_states(const std::string& which);
+  // Every saved rank's training loader blob (empty when the checkpoint has none). A held-out loader has no
+  // state to save: each run draws its held-out batches afresh (train/hooks.hpp).
+  std::vector<std::string> loader_states();
   std::vector<std::uint64_t> rng();
   // A whole fp32 dataset on every rank, with its shape (for exports).
   std::vector<float> read_tensor(const std::string& name, std::vector<std::uint64_t>& shape);

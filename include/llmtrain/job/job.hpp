@@ -22,13 +22,6 @@
 
 namespace llmtrain::job {
 
-// The data loaders' positions agreed over the run: every rank's state blob, in rank order. Any number of
-// ranks can continue from it (data::Loader::restore rescales it).
-struct LoaderStates {
-  std::vector<std::string> train;
-  std::vector<std::string> eval;  // empty without eval datasets
-};
-
 class Job {
  public:
   // peak_flops: per-rank flop/s for MFU (0: measure the sgemm peak now).
@@ -45,10 +38,13 @@ class Job {
   BatchSource& train_batches();
   const ModelConfig& model_config() const;
 
-  // Collective: the loaders' global state (what every rank has consumed so far).
-  LoaderStates loader_states();
-  // Continues the loaders from a global state saved by a run on any number of ranks. Before run().
-  void restore_loaders(const LoaderStates& states);
+  // Collective: the training loader's global state: what every rank has consumed so far, every rank's
+  // state blob in rank order. The held-out loader has none: every run draws the same held-out batches
+  // from its start (train/hooks.hpp).
+  std::vector<std::string> loader_states();
+  // Continues the training loader from a global state saved by a run on any number of ranks (data::Loader
+  // rescales it). Before run().
+  void restore_loader(const std::vector<std::string>& states);
 
   // Collective: the bad records (data.on_bad_record = "skip") the loaders of all ranks skipped in this
   // process's run, by file, summed over ranks; files with none are absent.
@@ -57,7 +53,7 @@ class Job {
   // keep_last / keep_every. Returns its path.
   std::string save_checkpoint();
   // Collective: continues from a checkpoint written on any number of ranks: parameters, AdamW moments and
-  // step, the trainer's step and the loaders. Before run(). Refuses a checkpoint of another tokenizer or
+  // step, the trainer's step and the training loader. Before run(). Refuses a checkpoint of another tokenizer or
   // whose settings differ where they may not (docs/checkpoints.md). The constructor already applied
   // checkpoint.resume; this is for a caller that picks the file itself.
   void restore_checkpoint(const std::string& path);
@@ -67,7 +63,6 @@ class Job {
  private:
   // checkpoint.resume: "auto" picks the newest checkpoint in checkpoint.dir that verifies.
   void resume();
-
 
   struct Parts;
   std::unique_ptr<Parts> parts_;

@@ -38,7 +38,9 @@ class MetricsReport final : public StepHook {
 
 // Collective: evaluates every `every` steps (0: only at the end) and once when the run ends, on `batches`
 // batches drawn from `source` at the first evaluation and reused by every later one, so the held-out losses
-// of a run are comparable. A run ended by a stop signal skips the final evaluation (a pre-emption grace
+// of a run are comparable. `source` must start where every attempt of the run starts it (the job builds the
+// held-out loader afresh and never restores it), so a resumed run evaluates the same text as the
+// uninterrupted one and its held-out losses are bitwise equal. A run ended by a stop signal skips the final evaluation (a pre-emption grace
 // period is short) and says so.
 class Evaluation final : public StepHook {
  public:

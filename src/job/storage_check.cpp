@@ -1,0 +1,91 @@
+// The run's directories, checked before any work (see storage_check.hpp).
+#include "storage_check.hpp"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "dry_run_report.hpp"
+#include "llmtrain/ckpt/checkpoint.hpp"
+#include "llmtrain/core/error.hpp"
+#include "llmtrain/core/log.hpp"
+#include "llmtrain/dist/gather_bytes.hpp"
+#include "llmtrain/dist/spmd_main.hpp"
+
+namespace llmtrain::job {
+
+double check_writable_dir(const char* key, const std::string& dir, CheckResult& result) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    result.problems.push_back(cat(key, ": cannot create ", dir, ": ", ec.message()));
+    return -1;
+  }
+  const std::string probe = cat(dir, "/.llmtrain-probe-", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const bool written = fd >= 0 && ::write(fd, "ok", 2) == 2 && ::fsync(fd) == 0;
+  const int write_errno = errno;
+  if (fd >= 0) ::close(fd);
+  ::unlink(probe.c_str());
+  if (!written) {
+    result.problems.push_back(cat(key, ": cannot write in ", dir, ": ", std::strerror(write_errno)));
+    return -1;
+  }
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) {
+    result.problems.push_back(cat(key, ": cannot stat the file system of ", dir, ": ", std::strerror(errno)));
+    return -1;
+  }
+  return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+}
+
+// Retention runs after a write, so keep_last + 1 checkpoints exist at once (or every checkpoint this run
+// writes, when fewer or when keep_last = 0 keeps all); the size of one is what the writer checks before
+// each write.
+void check_checkpoint_dir(const Config& config, const ModelConfig& model, CheckpointRoom room, CheckResult& result) {
+  const CheckpointConfig& c = config.checkpoint;
+  const double free_bytes = check_writable_dir("checkpoint.dir", c.dir, result);
+  if (free_bytes < 0) return;
+  const std::int64_t written = (c.every_steps > 0 ? config.train.steps / c.every_steps : 0) + 1;
+  const std::int64_t count = c.keep_last > 0 ? std::min(c.keep_last + 1, written) : written;
+  const double each = static_cast<double>(ckpt::space_needed(model, c.alignment));
+  const std::string need = cat(count, count == 1 ? " checkpoint" : " checkpoints", " of this model (checkpoint.keep_last = ",
+                               c.keep_last, ", this run writes ", written, ") need ", format_bytes(count * each), ", ",
+                               format_bytes(each), " each");
+  const std::string has = cat("checkpoint.dir: ", c.dir, " has ", format_bytes(free_bytes), " free; ");
+  if (room == CheckpointRoom::one && free_bytes < each)
+    result.problems.push_back(cat(has, "a checkpoint of this model needs ", format_bytes(each),
+                                  " (free space, or set a checkpoint.dir on a larger file system)"));
+  else if (free_bytes < count * each)
+    (room == CheckpointRoom::kept ? result.problems : result.warnings)
+        .push_back(cat(has, need, " (a checkpoint write that runs out of space stops the job)"));
+  else
+    result.notes.push_back(cat("checkpoint.dir: ", c.dir, " writable, ", format_bytes(free_bytes), " free; ", need));
+}
+
+void check_run_directories(const Config& config, const ModelConfig& model, const dist::Runtime& runtime) {
+  CheckResult result;
+  dist::agree(runtime, [&] {
+    if (runtime.local_rank() != 0) return;
+    if (!config.train.run_dir.empty()) check_writable_dir("train.run_dir", config.train.run_dir, result);
+    if (!config.checkpoint.dir.empty()) check_checkpoint_dir(config, model, CheckpointRoom::one, result);
+    if (result.problems.empty()) return;
+    std::string problems;
+    for (const auto& p : result.problems) problems += cat(problems.empty() ? "" : "\n", p);
+    LLMTRAIN_FAIL(problems, "\n(checked before the first step; `llmtrain --preflight` checks this and more)");
+  });
+  std::string mine;
+  for (const auto& w : result.warnings) mine += w + "\n";
+  std::set<std::string> logged;
+  for (const std::string& theirs : dist::all_gather_bytes(runtime, mine))
+    for (std::size_t a = 0, b; (b = theirs.find('\n', a)) != std::string::npos; a = b + 1)
+      if (logged.insert(theirs.substr(a, b - a)).second) log_warn(theirs.substr(a, b - a));
+}
+
+}  // namespace llmtrain::job
