@@ -23,8 +23,10 @@ MetricsReport::MetricsReport(MetricsLog* log, std::int64_t every) : log_(log), e
 void MetricsReport::after_step(Trainer& trainer, const StepMetrics& m) {
   if (!log_) return;
   log_->write_step(m);
+  if (first_step_ < 0) first_step_ = m.step;
   const std::int64_t total = trainer.options().steps;
-  if (every_ > 0 && (m.step % every_ == 0 || m.step == total)) log_->progress(m, total, since_start_.seconds());
+  if (every_ > 0 && (m.step % every_ == 0 || m.step == total))
+    log_->progress(m, total, since_start_.seconds(), m.step - first_step_ + 1);
 }
 
 Evaluation::Evaluation(BatchSource& source, std::int64_t batches, std::int64_t every, MetricsLog* log)

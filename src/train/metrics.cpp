@@ -67,9 +67,13 @@ void MetricsLog::write_eval(std::int64_t step, double loss, double perplexity, s
   LLMTRAIN_CHECK(out_.good(), "writing metrics.jsonl failed at eval of step ", step);
 }
 
-void MetricsLog::progress(const StepMetrics& m, std::int64_t total_steps, double elapsed_s) {
-  const double eta = elapsed_s / double(m.step) * double(total_steps - m.step);
-  const long eta_s = long(eta);
+double eta_seconds(double elapsed_s, std::int64_t steps_taken, std::int64_t steps_left) {
+  if (steps_taken <= 0) return 0;
+  return elapsed_s / double(steps_taken) * double(steps_left);
+}
+
+void MetricsLog::progress(const StepMetrics& m, std::int64_t total_steps, double elapsed_s, std::int64_t steps_taken) {
+  const long eta_s = long(eta_seconds(elapsed_s, steps_taken, total_steps - m.step));
   std::printf("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s | mfu %.1f%% | eta %02ld:%02ld:%02ld\n",
               static_cast<long long>(m.step), static_cast<long long>(total_steps), m.loss, m.lr, m.grad_norm,
               m.tokens_per_s, 100.0 * m.mfu, eta_s / 3600, eta_s / 60 % 60, eta_s % 60);

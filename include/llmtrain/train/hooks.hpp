@@ -34,6 +34,7 @@ class MetricsReport final : public StepHook {
   MetricsLog* log_;
   std::int64_t every_;
   Stopwatch since_start_;
+  std::int64_t first_step_ = -1;  // the first step this process took (a resumed run starts past 1)
 };
 
 // Collective: evaluates every `every` steps (0: only at the end) and once when the run ends, on `batches`

@@ -37,11 +37,16 @@ class MetricsLog {
   void start(std::int64_t step);
   void write_step(const StepMetrics& m);
   void write_eval(std::int64_t step, double loss, double perplexity, std::int64_t tokens);
-  void progress(const StepMetrics& m, std::int64_t total_steps, double elapsed_s);
+  // The progress line, with the time left at the pace of this process: elapsed_s over the steps_taken
+  // since it started (a resumed run started after its checkpoint's step).
+  void progress(const StepMetrics& m, std::int64_t total_steps, double elapsed_s, std::int64_t steps_taken);
 
  private:
   std::string run_dir_;
   std::ofstream out_;
 };
+
+// Seconds until the last step at the pace so far: elapsed_s for steps_taken steps, steps_left to go.
+double eta_seconds(double elapsed_s, std::int64_t steps_taken, std::int64_t steps_left);
 
 }  // namespace llmtrain::train
