@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 5's loader figures, end to end through `llmtrain-data bench`: raw JSON Lines and .jsonl.zst with the
+# The loader figures of perf/RESULTS.md, end to end through `llmtrain-data bench`: raw JSON Lines and .jsonl.zst with the
 # Llama-3 tokenizer, pre-tokenized .ltok, each with 1 and 2 tokenizing threads; the tokenizer alone on the same
 # text; time to first batch for 10^3 vs 10^5 files. Corpora are generated under $WORK (default /tmp) from the
 # committed KJV text (inputs/data/kjv/train.jsonl, 3.9 MB, 1129 chapters).
-# Issue 15's hand-off figures (section "handoff", also run by default): .ltok with the prefetch thread against
+# The prefetch hand-off figures (section "handoff", also run by default): .ltok with the prefetch thread against
 # the synchronous path, runs alternated; time to first batch with shuffle_window 64 vs 10000, .ltok and raw text.
 # Usage: perf/data_loader_bench.sh [BUILD_DIR] [all|handoff]   (LLMTRAIN_SHARED_DIR locates data/tokenizers/llama3)
 set -euo pipefail

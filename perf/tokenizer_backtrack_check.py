@@ -6,7 +6,7 @@ byte than the merge loop of src/tokenizer/bpe_merge.cpp?
 The encoder: at each position take the longest reachable token that prefixes the rest of the piece; keep it
 if the pair (previous token, it) is valid, else try the next shorter prefix token; when none is valid, mark
 the position dead and take back the previous token. Written here in Python only to prove the conditions and
-count the work before anyone writes it in C++ (see perf/RESULTS.md, item 5).
+count the work before anyone writes it in C++ (perf/RESULTS.md, "Tried and dropped").
 
 When it is exact (the script checks the condition on the file and compares every document with HF's ids):
   (C) every merge (a, b) of rank r has r above the rank of every merge that produces a or b. Then HF's merge

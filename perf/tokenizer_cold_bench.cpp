@@ -1,5 +1,5 @@
-// Cold passes of the tokenizer inside ONE process, beside a probe of the machine's memory latency (issue 15 item 5,
-// eighth round; perf/RESULTS.md). A fresh `llmtrain-tokenize --bench` process sometimes runs its cold pass at 60 %
+// Cold passes of the tokenizer inside ONE process, beside a probe of the machine's memory latency
+// (perf/RESULTS.md, "Slow fresh processes"). A fresh `llmtrain-tokenize --bench` process sometimes runs its cold pass at 60 %
 // of the usual speed, and the question was whether something about that process (its huge pages, where its tables
 // lie) or the machine at that moment makes it slow. Here the tokenizer is loaded once, so the merge table and the
 // vocabulary keep the same pages for the whole run; each round encodes the input in a new thread (whose per-thread

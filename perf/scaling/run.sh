@@ -23,8 +23,8 @@ export NETNS_PREFIX=${NETNS_PREFIX:-scl} NETNS_SUBNET=${NETNS_SUBNET:-10.81.0}
 [ "$(id -u)" -eq 0 ] || { echo "run.sh: the namespaces need root" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# name: fsdp_bench shape options. m13 is perf/RESULTS.md's FSDP model (13.1 M parameters, 2 x 128 tokens
-# per rank); m13r8 the same with 4x the tokens, so that compute covers communication at 1 Gbit/s; m3 a
+# name: fsdp_bench shape options. m13 is 4 blocks of perf/RESULTS.md's FSDP benchmark (13.1 M parameters, 2 x 128
+# tokens per rank); m13r8 the same with 4x the tokens, so that compute covers communication at 1 Gbit/s; m3 a
 # quarter of the width (3.3 M parameters).
 models=("m3:--d-model 256 --d-ff 768 --layers 4 --rows 2"
         "m13:--layers 4 --rows 2"
