@@ -2,13 +2,14 @@
 # The README's second command (and CI's): set up, build, and run every test; then build the test programs
 # again with AddressSanitizer + UBSan in build-asan/ and run the unit and MPI tests there (the seed corpus
 # replays of tests/fuzz included). Set LLMTRAIN_SKIP_SANITIZED=1 to stop after the first tree.
-# Tests labelled `long` (a local Slurm cluster, long training runs) run only with --long.
+# Tests labelled `long` (a local Slurm cluster, long training runs, fuzzing) are registered, and run, only
+# with --long (CMake's LLMTRAIN_LONG_TESTS), so a plain `ctest --test-dir build` never starts them either.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-labels=(-LE long)
-if [[ "${1:-}" == "--long" ]]; then labels=(); shift; fi
-bash scripts/build.sh
-ctest --test-dir build --output-on-failure -j2 "${labels[@]}"
+long=OFF
+if [[ "${1:-}" == "--long" ]]; then long=ON; shift; fi
+bash scripts/build.sh -DLLMTRAIN_LONG_TESTS=$long
+ctest --test-dir build --output-on-failure -j2
 [[ "${LLMTRAIN_SKIP_SANITIZED:-0}" == 1 ]] && exit 0
 
 # -O1 keeps the sanitized build and its run short; benchmarks and CUDA sources are left out (not test programs,
@@ -17,7 +18,7 @@ launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
       -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" -DLLMTRAIN_SANITIZE=address,undefined \
-      -DLLMTRAIN_ENABLE_CUDA=OFF -DLLMTRAIN_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+      -DLLMTRAIN_ENABLE_CUDA=OFF -DLLMTRAIN_BUILD_BENCHMARKS=OFF -DLLMTRAIN_LONG_TESTS=OFF "${launcher[@]}" >/dev/null
 cmake --build build-asan -j"$(nproc)"
 # Leaks inside Open MPI and its plugins are not ours: tests/sanitizers/lsan.supp lists them by library, one
 # comment each; plugins stay loaded and stacks are unwound fully so that every frame has a library name.
@@ -30,4 +31,4 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:strict_string_checks=1:detect_stack_use_after_return=1"
 ASAN_OPTIONS+=":intercept_tls_get_addr=0"
 export OMPI_MCA_mca_base_component_disable_dlclose=1
-ctest --test-dir build-asan --output-on-failure -j2 -L 'unit|mpi' "${labels[@]}"
+ctest --test-dir build-asan --output-on-failure -j2 -L 'unit|mpi'

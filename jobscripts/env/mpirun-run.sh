@@ -12,7 +12,8 @@ mpirun_run() {
   [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Open MPI's daemons on remote nodes do not inherit this shell's environment: pass every OMPI_MCA_*
   # setting as --mca (daemons and ranks) and the others with -x (ranks).
-  local launch=(mpirun -np "$np" --hostfile "$hostfile"
+  # --quiet: no Open MPI banners under llmtrain's one-line errors (the exit status is kept).
+  local launch=(mpirun --quiet -np "$np" --hostfile "$hostfile"
                 # ppn ranks per node, each bound to its own `cores` cores, consecutive ranks on one node.
                 --map-by "ppr:$ppn:node:PE=$cores" --bind-to core --rank-by core)
   local v
