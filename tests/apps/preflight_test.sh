@@ -3,8 +3,24 @@
 # really connects the ranks. Each case checks the exit status and the exact diagnosis.
 # Usage: preflight_test.sh CASE LLMTRAIN MPIRUN SOURCE_DIR WORK_DIR
 # Permission cases run the check as user nobody when the test runs as root (root reads and writes anything).
+# Everything nobody touches (the binary, the tokenizer, the configuration, the corpus) is copied into a
+# world-traversable scratch directory of the test's own, so the test does not depend on the permissions of
+# the directories above the checkout (a clone under root's home or under `mktemp -d` is private). Exit 77
+# (skipped, reason printed) where no such directory can be made.
 set -u
 case_name=$1 llmtrain=$2 mpirun=$3 src=$4 work=$5
+tokenizer=$src/inputs/tokenizers/gpt2
+as_nobody=()
+if [ "$(id -u)" -eq 0 ] && { [ "$case_name" = unreadable_dataset ] || [ "$case_name" = unwritable_run_dir ]; }; then
+  as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  scratch=$(mktemp -d "${LLMTRAIN_SCRATCH_DIR:-/tmp}/llmtrain-preflight.XXXXXX") || { echo "FAIL: no scratch directory"; exit 1; }
+  trap 'rm -rf "$scratch"' EXIT
+  chmod 755 "$scratch"
+  cp "$llmtrain" "$scratch/llmtrain" && cp -r "$tokenizer" "$scratch/tokenizer" && chmod -R a+rX "$scratch"
+  llmtrain=$scratch/llmtrain tokenizer=$scratch/tokenizer work=$scratch/work
+  "${as_nobody[@]}" test -x "$llmtrain" || {
+    echo "SKIPPED: user nobody cannot reach $scratch (set LLMTRAIN_SCRATCH_DIR to a world-traversable directory)"; exit 77; }
+fi
 rm -rf "$work" && mkdir -p "$work/corpus" && chmod 755 "$work"
 cp "$src/inputs/data/kjv/eval.jsonl" "$work/corpus/a.jsonl"
 cp "$src/inputs/data/kjv/eval.jsonl" "$work/corpus/b.jsonl"
@@ -17,7 +33,7 @@ n_layers = 2
 n_heads = 2
 d_ff = 64
 [tokenizer]
-path = "$src/inputs/tokenizers/gpt2"
+path = "$tokenizer"
 [data]
 seq_len = 32
 logical_shards = 8
@@ -30,9 +46,6 @@ warmup_steps = 1
 run_dir = "$run_dir"
 TOML
 }
-as_nobody=()
-[ "$(id -u)" -eq 0 ] && as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-
 expect() {  # expect STATUS REGEX...: the last run's status and output
   local want=$1; shift
   cat "$work/out"
