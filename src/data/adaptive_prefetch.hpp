@@ -3,7 +3,7 @@
 // A prefetch thread overlaps making the next batch with the caller's work on this one. The overlap saves
 // at most the caller's work, and the hand-off between two cores costs about a fifth of making a batch of
 // pre-tokenized rows (wake-ups, the ring's cache footprint, recording and replaying the Progress; perf/RESULTS.md,
-// "Item 3"), so the two modes take the same wall time where the caller works about a fifth of the make time.
+// "Pre-tokenized input and the prefetch thread"), so the two modes take the same wall time where the caller works about a fifth of the make time.
 // Under a tenth (a benchmark, a tool, a trainer far faster than its data) the thread costs more CPU and more
 // wall time than it saves, and the batches are made in the caller's thread; over a quarter the thread makes
 // them. In between the mode stays. Decided on sums over windows of batches, never on one batch alone.
