@@ -218,20 +218,47 @@ def seed_mfu():
     return 4550 * 3 * sum(flops) / GPUS["A100"]
 
 
-def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_GPU):
-    """Weak scaling: each GPU keeps `seqs` sequences per micro-batch; FSDP K = 2 over all n_gpus with bf16
-    gathers and reduce-scatters as NCCL rings (every node's network carries (N - 1) / N of each unit each
-    way); inside one node NVLink. No latency, no CPU limit and no optimizer term (NCCL moves data without
-    the host; AdamW on 1/N of the parameters is small beside compute). Returns (efficiency, step s,
+def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_GPU, strategy="fsdp", k=2, width=2):
+    """Weak scaling: each GPU keeps `seqs` sequences per micro-batch. fsdp: window K over all n_gpus, gathers
+    and reduce-scatters of `width` bytes an element as NCCL rings (every node's network carries (N - 1) / N
+    of each unit each way); inside one node NVLink. hsdp: shard groups of one node (8 GPUs: gathers and
+    reduce-scatters on NVLink), each GPU's 1/8 chunk all-reduced across the N / 8 nodes, the 8 GPUs of a
+    node sharing its network. No latency, no CPU limit and no optimizer term (NCCL moves data without the
+    host; AdamW on 1/N or 1/8 of the parameters is small beside compute). Returns (efficiency, step s,
     compute s, Gbit/s each node's network carries on average)."""
     params, flops = preset(preset_name)
     fwd = np.array(flops) * seqs * SEQ / (GPUS[gpu] * mfu)
-    rate = NVLINK if n_gpus <= 8 else eta_net * net_bps / 8
-    step = stepmodel.step_time("fsdp", 2, params, 2, fwd, 2 * fwd, 0.0, rate, 0.0, algorithm="nccl", ranks=n_gpus)
     compute = 3 * fwd.sum()
-    gathered = sum(params[u] for u in stepmodel.gathered_per_step(2, len(params)))
-    moved = (gathered + sum(params)) * 2 * (n_gpus - 1) / n_gpus
+    if strategy == "hsdp" and n_gpus > 8:
+        net = eta_net * net_bps / 8 / 8  # bytes/s each way for each of the node's 8 GPUs
+        step = stepmodel.step_time("hsdp", k, params, width, fwd, 2 * fwd, 0.0, net, 0.0, algorithm="nccl",
+                                   ranks=n_gpus, group=8, group_rate=NVLINK)
+        replicas = n_gpus // 8
+        moved = 8 * 2 * sum(params) / 8 * width * (replicas - 1) / replicas  # the node's 8 chunks' all-reduces
+        return compute / step, step, compute, moved * 8 / step / 1e9
+    rate = NVLINK if n_gpus <= 8 else eta_net * net_bps / 8
+    step = stepmodel.step_time("fsdp", k, params, width, fwd, 2 * fwd, 0.0, rate, 0.0, algorithm="nccl", ranks=n_gpus)
+    gathered = sum(params[u] for u in stepmodel.gathered_per_step(k, len(params)))
+    moved = (gathered + sum(params)) * width * (n_gpus - 1) / n_gpus if n_gpus > 8 else 0.0
     return compute / step, step, compute, moved * 8 / step / 1e9
+
+
+def settings_sweep(mfu, n_gpus=64, net_bps=100e9):
+    """Which settings decide 11B's weak-scaling efficiency on 100 Gbit/s Ethernet at 64 A100s: strategy
+    (fsdp over all GPUs, hsdp with the node as shard group), the wire type, the window K and the sequences
+    of 4096 tokens per GPU and micro-batch (fsdp and hsdp reduce every micro-batch, so train.grad_accum does
+    not change the ratio). Prints one row per setting, efficiency per sequence count."""
+    seq_counts = (1, 2, 4, 8, 16)
+    print(f"\n11B on {n_gpus} A100s, {net_bps / 1e9:.0f} Gbit/s Ethernet per node of 8 (80 % usable): projected "
+          f"weak-scaling efficiency by setting and sequences of {SEQ} tokens per GPU per micro-batch")
+    print("| strategy | wire | K | " + " | ".join(f"{s} x {SEQ}" for s in seq_counts) + " |")
+    print("|---|---|---:|" + "---:|" * len(seq_counts))
+    for strategy, label in (("fsdp", f"fsdp over {n_gpus}"), ("hsdp", "hsdp, node groups of 8")):
+        for width, wire in ((4, "fp32"), (2, "bf16")):
+            for k in (1, 2, 4):
+                effs = [project("llama-11b.toml", "A100", net_bps, n_gpus, mfu, seqs=s, strategy=strategy, k=k,
+                                width=width)[0] for s in seq_counts]
+                print(f"| {label} | {wire} | {k} | " + " | ".join(f"{100 * e:.0f} %" for e in effs) + " |")
 
 
 def main():
@@ -342,6 +369,7 @@ def main():
     seqs = next(s for s in range(1, 257) if project("llama-11b.toml", "A100", 32e9, 1600, mfu, 1.0, s)[0] >= 0.95)
     print(f"  at 32 Gbit/s per node the model needs >= {seqs} sequences of {SEQ} per A100 per micro-batch "
           f"for 95 % efficiency")
+    settings_sweep(mfu)
     plot(rows, p, projections, args.plots)
 
 

@@ -10,11 +10,15 @@ src/parallel/fsdp_store.cpp and reduction_queue.hpp):
   frees (at the pass start the first K); the last K - 1 blocks and the head stay gathered from forward into
   backward; backward gathers wait until backward starts. Issued gathers go on the wire one at a time, in
   issue order. Compute waits at a unit whose gather has not arrived.
-- reductions (both strategies): after a unit's backward its gradient reduction is queued; with R queued or
+- reductions (every strategy): after a unit's backward its gradient reduction is queued; with R queued or
   running, compute first waits for the oldest (starting it if it is still queued); after the last unit it
   waits for all, in order. Then the optimizer, which nothing overlaps. fsdp's queued reductions start, in
   order, only while no gather is queued or running; the replicated store has no gathers and starts each
   reduction when it is queued.
+- hsdp (the projection only): fsdp's schedule inside a shard group of S ranks on one link (NVLink inside a
+  node), and each reduction's second stage, the all-reduce of the rank's 1/S chunk across the W / S groups,
+  on another (the network). The first stage, the reduce-scatter inside the group, is left out: on NVLink it
+  is a small fraction of a step (perf/scaling/README.md gives the figure).
 
 The collectives are rings. llmtrain's MPI backend (docs/collectives.md): a reduce-scatter or an all-gather
 of a unit of S bytes over N ranks is N - 1 steps of S / N each way at once, an all-reduce a reduce-scatter
@@ -138,15 +142,20 @@ class Transfer:
 
 
 class Wire:
-    """The stores' side of the link: gathers one at a time in issue order; reductions in order, held while a
-    gather is queued or running, unless compute waits for one (force)."""
+    """The stores' side of the links: gathers one at a time in issue order; reductions in order, held while a
+    gather is queued or running, unless compute waits for one (force). Gathers run over `ranks` ranks on
+    `link`; reductions over `reduce_ranks` on `reduce_link` (the same link and ranks but for hsdp)."""
 
-    def __init__(self, link, algorithm, ranks):
+    def __init__(self, link, algorithm, ranks, reduce_link=None, reduce_ranks=None):
         self.link, self.algorithm, self.ranks = link, algorithm, ranks
+        self.reduce_link = reduce_link or link
+        self.reduce_ranks = reduce_ranks or ranks
         self.gathers, self.reductions = collections.deque(), collections.deque()
 
     def _start(self, now, transfer):
-        transfer.op = self.link.issue(now, phases(transfer.kind, transfer.nbytes, self.algorithm, self.ranks))
+        link, ranks = (self.link, self.ranks) if transfer.kind == "all_gather" else (self.reduce_link,
+                                                                                    self.reduce_ranks)
+        transfer.op = link.issue(now, phases(transfer.kind, transfer.nbytes, self.algorithm, ranks))
 
     def gather(self, now, nbytes):
         transfer = Transfer("all_gather", nbytes)
@@ -203,9 +212,10 @@ def reductions(reduce, limit, backward, reduce_bytes, kind):
         yield ("wait", transfer)
 
 
-def fsdp_schedule(gather, reduce, k, limit, gather_bytes, reduce_bytes, forward, backward):
+def fsdp_schedule(gather, reduce, k, limit, gather_bytes, reduce_bytes, forward, backward, reduce_kind="reduce_scatter"):
     """The compute thread of an fsdp step, a generator of ("compute", seconds) and ("wait", transfer); units
-    in forward order: the embedding first, the head last, the blocks between."""
+    in forward order: the embedding first, the head last, the blocks between. hsdp's reductions are
+    all-reduces of each unit's chunk (reduce_kind "all_reduce", reduce_bytes the chunks)."""
     n = len(forward)
     kept = kept_into_backward(k, n)
     need = collections.deque((u, "forward") for u in range(n))  # gathers not yet issued, in order
@@ -238,7 +248,7 @@ def fsdp_schedule(gather, reduce, k, limit, gather_bytes, reduce_bytes, forward,
             window -= 1
             fill()
 
-    yield from reductions(reduce, limit, ((u, unit(u)) for u in reversed(range(n))), reduce_bytes, "reduce_scatter")
+    yield from reductions(reduce, limit, ((u, unit(u)) for u in reversed(range(n))), reduce_bytes, reduce_kind)
 
 
 def replicated_schedule(reduce, limit, reduce_bytes, forward, backward):
@@ -251,18 +261,29 @@ def replicated_schedule(reduce, limit, reduce_bytes, forward, backward):
 
 
 def step_time(strategy, k, param_counts, wire_width, forward, backward, optimizer, rate, latency, burst=0.0,
-              limit=2, algorithm="mpi", ranks=2):
+              limit=2, algorithm="mpi", ranks=2, group=None, group_rate=None):
     """Seconds of one step: param_counts per unit in forward order (embedding, blocks, head); wire_width
     bytes per element on the wire; forward / backward seconds per unit; rate bytes/s per direction; burst
-    bytes of each direction's token bucket; limit the reductions queued or running (R)."""
+    bytes of each direction's token bucket; limit the reductions queued or running (R). hsdp: shard groups
+    of `group` ranks whose gathers run at group_rate (NVLink), the chunks' all-reduces over the
+    ranks / group groups at rate."""
     link = Link(rate, latency, burst)
-    wire = Wire(link, algorithm, ranks)
+    if strategy == "hsdp":
+        group_link = Link(group_rate, latency)
+        wire = Wire(group_link, algorithm, group, reduce_link=link, reduce_ranks=ranks // group)
+        links = [group_link, link]
+    else:
+        wire = Wire(link, algorithm, ranks)
+        links = [link]
     now = 0.0
     gather = lambda nbytes: wire.gather(now, nbytes)
     reduce = lambda kind, nbytes: wire.reduce(now, kind, nbytes)
     nbytes = [p * wire_width for p in param_counts]
     if strategy == "replicated":
         thread = replicated_schedule(reduce, limit, nbytes, forward, backward)
+    elif strategy == "hsdp":
+        thread = fsdp_schedule(gather, reduce, k, limit, nbytes, [b / group for b in nbytes], forward, backward,
+                               "all_reduce")
     else:
         thread = fsdp_schedule(gather, reduce, k, limit, nbytes, nbytes, forward, backward)
     action = next(thread, None)
@@ -277,10 +298,11 @@ def step_time(strategy, k, param_counts, wire_width, forward, backward, optimize
                 continue
             if what.kind != "all_gather":
                 wire.force(now, what)
-        until = min(link.next_event(now), compute_end if kind == "compute" else float("inf"))
+        until = min(min(l.next_event(now) for l in links), compute_end if kind == "compute" else float("inf"))
         if until == float("inf"):
             raise RuntimeError("the schedule waits for a transfer that never starts or ends")
-        link.advance(now, until)
+        for l in links:
+            l.advance(now, until)
         now = until
         wire.react(now)
         if kind == "compute" and now >= compute_end - 1e-12:
