@@ -5,14 +5,17 @@
 //   llmtrain-ckpt verify CKPT                      recomputes every checksum; exit 1 on a mismatch
 //   llmtrain-ckpt loader-state CKPT --output DIR
 //                                                  the loader's state as llmtrain-data reads it (rank-*.state)
-//   llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32]
-//                                                  Hugging Face Llama tensors + config.json
+//   llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32] [--tokenizer PATH]
+//                                                  [--max-shard-bytes N]
+//                                                  Hugging Face Llama tensors, config.json,
+//                                                  generation_config.json and the tokenizer
 //
 // Runs on one process or under mpirun: verify and export share the reading among the ranks.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <toml++/toml.h>
 #include <vector>
 
 #include "llmtrain/ckpt/checkpoint.hpp"
@@ -22,6 +25,8 @@
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
+#include "llmtrain/job/options.hpp"
+#include "llmtrain/tokenizer/hf_export.hpp"
 
 namespace {
 
@@ -32,15 +37,21 @@ const char* const kUsage =
     "       llmtrain-ckpt inspect CKPT\n"
     "       llmtrain-ckpt verify CKPT\n"
     "       llmtrain-ckpt loader-state CKPT --output DIR\n"
-    "       llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32]\n";
+    "       llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32] [--tokenizer PATH]\n"
+    "                     [--max-shard-bytes N]\n"
+    "export writes model.safetensors (above N bytes, default 5000000000: shards and their index), config.json,\n"
+    "generation_config.json, tokenizer.json and tokenizer_config.json; the tokenizer is the checkpoint's\n"
+    "tokenizer.path unless --tokenizer names another with the same vocabulary.\n";
 
 struct Args {
-  std::string command, target, output, format, dtype = "fp32";
+  std::string command, target, output, format, dtype = "fp32", tokenizer;
+  std::uint64_t max_shard_bytes = ckpt::ExportOptions{}.max_shard_bytes;
 };
 
 Args parse(int argc, char** argv) {
   LLMTRAIN_CHECK(argc >= 3, argc < 2 ? "no command given" : "expected a file or directory after the command", "\n", kUsage);
-  Args a{argv[1], argv[2], "", "", "fp32"};
+  Args a;
+  a.command = argv[1], a.target = argv[2];
   for (int i = 3; i < argc; ++i) {
     const std::string option = argv[i];
     auto value = [&]() -> std::string {
@@ -50,6 +61,13 @@ Args parse(int argc, char** argv) {
     if (option == "--output") a.output = value();
     else if (option == "--format") a.format = value();
     else if (option == "--dtype") a.dtype = value();
+    else if (option == "--tokenizer") a.tokenizer = value();
+    else if (option == "--max-shard-bytes") {
+      const std::string v = value();
+      LLMTRAIN_CHECK(!v.empty() && v.find_first_not_of("0123456789") == std::string::npos && v.size() < 19 && std::stoull(v) > 0,
+                     "--max-shard-bytes: expected a positive number of bytes, got '", v, "'");
+      a.max_shard_bytes = std::stoull(v);
+    }
     else LLMTRAIN_FAIL("unknown option '", option, "'\n", kUsage);
   }
   return a;
@@ -64,6 +82,52 @@ int list(const Args& a) {
     std::cout << e.step << "\t" << std::filesystem::file_size(e.path) << " bytes\t" << e.path
               << (std::filesystem::path(e.path).filename() == latest ? "\t(LATEST)" : "") << "\n";
   std::cout << entries.size() << " complete checkpoints\n";
+  return 0;
+}
+
+// The checkpoint's tokenizer (or --tokenizer's, with the same vocabulary) and the tokens its documents
+// were framed with, read from the saved configuration: its datasets need not exist any more.
+int export_model(const Args& a, ckpt::Reader& reader, bool speak) {
+  toml::table saved;
+  try {
+    saved = toml::parse(reader.metadata().config);
+  } catch (const toml::parse_error& e) {
+    LLMTRAIN_FAIL(a.target, ": the saved configuration does not parse: ", e.description());
+  }
+  Config config = default_config();
+  config.source_file = a.target + " (its saved configuration)";
+  config.tokenizer.path = a.tokenizer.empty() ? saved["tokenizer"]["path"].value_or(std::string()) : a.tokenizer;
+  config.tokenizer.bos_token = saved["tokenizer"]["bos_token"].value_or(std::string());
+  config.tokenizer.eos_token = saved["tokenizer"]["eos_token"].value_or(std::string());
+  tokenizer::Tokenizer tok = [&] {
+    try {
+      return tokenizer::Tokenizer::load(config.tokenizer.path);
+    } catch (const Error& e) {
+      LLMTRAIN_FAIL("export: the checkpoint's tokenizer cannot be loaded (", e.what(),
+                    "); name one with --tokenizer PATH");
+    }
+  }();
+  if (!a.tokenizer.empty() && tok.fingerprint() != reader.metadata().tokenizer_fingerprint) {
+    const auto vocab = saved["model"]["vocab_size"].value<std::int64_t>();
+    LLMTRAIN_CHECK(!vocab || *vocab == 0 || std::int64_t(tok.vocab_size()) <= *vocab, "export: --tokenizer ", a.tokenizer,
+                   " has ", tok.vocab_size(), " tokens, more than the checkpoint's model.vocab_size = ", *vocab);
+    if (speak) std::cerr << "note: --tokenizer " << a.tokenizer << " is not the tokenizer the checkpoint was trained with\n";
+  }
+  const job::DocumentFraming framing = job::document_framing(config, tok);
+  ckpt::ExportOptions options;
+  options.output_dir = a.output;
+  options.bf16 = a.dtype == "bf16";
+  options.max_shard_bytes = a.max_shard_bytes;
+  if (framing.bos_id) options.bos_id = *framing.bos_id, options.bos_token = tok.decode({*framing.bos_id});
+  if (framing.eos_id) options.eos_id = *framing.eos_id, options.eos_token = tok.decode({*framing.eos_id});
+  options.tokenizer_json = tokenizer::hf_tokenizer_json(config.tokenizer.path);
+  const ckpt::ExportResult written = ckpt::export_safetensors(reader, options);
+  const std::size_t shards = written.tensor_files.size();
+  if (speak)
+    std::cout << "wrote " << a.output << "/" << written.tensor_files.front()
+              << (shards > 1 ? cat(" and ", shards - 1, shards == 2 ? " more shard" : " more shards") : "") << " ("
+              << written.tensor_bytes << " bytes of " << a.dtype << " tensors), config.json, generation_config.json "
+              << "and the tokenizer (" << config.tokenizer.path << ", as tokenizer.json)\n";
   return 0;
 }
 
@@ -116,10 +180,7 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
   }
   LLMTRAIN_CHECK(a.format == "safetensors", "export: --format must be safetensors, got '", a.format, "'\n", kUsage);
   LLMTRAIN_CHECK(a.dtype == "bf16" || a.dtype == "fp32", "export: --dtype must be bf16 or fp32, got '", a.dtype, "'");
-  const std::uint64_t bytes = ckpt::export_safetensors(reader, {a.output, a.dtype == "bf16"});
-  if (speak) std::cout << "wrote " << a.output << "/model.safetensors (" << bytes << " bytes of " << a.dtype
-                       << " tensors) and " << a.output << "/config.json\n";
-  return 0;
+  return export_model(a, reader, speak);
 }
 
 }  // namespace

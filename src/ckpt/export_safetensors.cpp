@@ -1,4 +1,5 @@
-// Checkpoint -> safetensors + config.json for transformers (see export.hpp).
+// Checkpoint -> safetensors + what transformers reads beside them (see export.hpp).
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -41,9 +42,69 @@ T model_setting(const toml::table& config, const char* key, const std::string& p
   return *value;
 }
 
+using Tensors = std::map<std::string, std::pair<std::vector<std::uint64_t>, std::vector<float>>>;
+
+// Tensor names in file order, split into shards of at most max_bytes (a larger tensor alone), as
+// save_pretrained's max_shard_size does.
+std::vector<std::vector<std::string>> shard(const Tensors& tensors, std::size_t element, std::uint64_t max_bytes) {
+  std::vector<std::vector<std::string>> shards(1);
+  std::uint64_t in_shard = 0;
+  for (const auto& [name, tensor] : tensors) {
+    const std::uint64_t bytes = tensor.second.size() * element;
+    if (!shards.back().empty() && in_shard + bytes > max_bytes) shards.emplace_back(), in_shard = 0;
+    shards.back().push_back(name);
+    in_shard += bytes;
+  }
+  return shards;
+}
+
+std::string shard_name(std::size_t i, std::size_t count) {
+  char name[64];
+  std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, count);
+  return name;
+}
+
+// One safetensors file: an 8-byte little-endian header length, the JSON header (padded so that the data
+// starts 8-byte aligned), then the tensors' bytes in header order.
+bool write_safetensors(const std::string& file, const Tensors& tensors, const std::vector<std::string>& names,
+                       bool bf16, const nlohmann::ordered_json& metadata) {
+  nlohmann::ordered_json header;
+  std::uint64_t offset = 0;
+  for (const auto& name : names) {
+    const auto& [shape, values] = tensors.at(name);
+    const std::uint64_t bytes = values.size() * (bf16 ? 2 : 4);
+    header[name] = {{"dtype", bf16 ? "BF16" : "F32"}, {"shape", shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  header["__metadata__"] = metadata;
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  const std::uint64_t length = text.size();
+  out.write(reinterpret_cast<const char*>(&length), 8);  // little-endian hosts
+  out << text;
+  for (const auto& name : names) {
+    const std::vector<float>& values = tensors.at(name).second;
+    if (bf16) {
+      std::vector<std::uint16_t> half(values.size());
+      for (std::size_t i = 0; i < half.size(); ++i) half[i] = dist::bf16_from_float(values[i]);
+      out.write(reinterpret_cast<const char*>(half.data()), std::streamsize(half.size() * 2));
+    } else {
+      out.write(reinterpret_cast<const char*>(values.data()), std::streamsize(values.size() * 4));
+    }
+  }
+  return out.good();
+}
+
+bool write_json(const std::string& file, const nlohmann::ordered_json& value) {
+  std::ofstream out(file, std::ios::trunc);
+  out << value.dump(2) << '\n';
+  return out.good();
+}
+
 }  // namespace
 
-std::uint64_t export_safetensors(Reader& reader, const ExportOptions& options) {
+ExportResult export_safetensors(Reader& reader, const ExportOptions& options) {
   const std::string& path = reader.path();
   toml::table config;
   try {
@@ -52,7 +113,7 @@ std::uint64_t export_safetensors(Reader& reader, const ExportOptions& options) {
     LLMTRAIN_FAIL(path, ": the saved configuration does not parse: ", e.description());
   }
   // Tensors in name order (safetensors readers do not care; a fixed order makes the file reproducible).
-  std::map<std::string, std::pair<std::vector<std::uint64_t>, std::vector<float>>> tensors;
+  Tensors tensors;
   for (const auto& d : reader.datasets()) {
     const std::string name = hf_name(d.name);
     if (name.empty()) continue;
@@ -63,22 +124,12 @@ std::uint64_t export_safetensors(Reader& reader, const ExportOptions& options) {
   int rank = 0;
   MPI_Comm_rank(reader.comm(), &rank);
 
-  nlohmann::ordered_json header;
-  std::uint64_t offset = 0;
-  const std::size_t element = options.bf16 ? 2 : 4;
-  for (const auto& [name, tensor] : tensors) {
-    const std::uint64_t bytes = tensor.second.size() * element;
-    header[name] = {{"dtype", options.bf16 ? "BF16" : "F32"}, {"shape", tensor.first}, {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
-  }
-  header["__metadata__"] = {{"format", "pt"}, {"source", path}, {"step", std::to_string(reader.metadata().step)}};
-
   const auto& embed = tensors["model.embed_tokens.weight"].first;
   std::int64_t layers = 0;
   while (tensors.count("model.layers." + std::to_string(layers) + ".input_layernorm.weight")) ++layers;
   const auto n_heads = model_setting<std::int64_t>(config, "n_heads", path);
   const auto n_kv = model_setting<std::int64_t>(config, "n_kv_heads", path);
-  const nlohmann::ordered_json hf_config = {
+  nlohmann::ordered_json hf_config = {
       {"architectures", {"LlamaForCausalLM"}},
       {"model_type", "llama"},
       {"vocab_size", embed[0]},
@@ -96,33 +147,54 @@ std::uint64_t export_safetensors(Reader& reader, const ExportOptions& options) {
       {"mlp_bias", false},
       {"torch_dtype", options.bf16 ? "bfloat16" : "float32"}};
 
+  const std::size_t element = options.bf16 ? 2 : 4;
+  std::vector<std::vector<std::string>> shards = shard(tensors, element, options.max_shard_bytes);
+  ExportResult result;
+  for (const auto& [name, tensor] : tensors) result.tensor_bytes += tensor.second.size() * element;
+  for (std::size_t i = 0; i < shards.size(); ++i)
+    result.tensor_files.push_back(shards.size() == 1 ? "model.safetensors" : shard_name(i, shards.size()));
+
   std::string failure;
   if (rank == 0) {
     std::error_code ec;
     std::filesystem::create_directories(options.output_dir, ec);
-    std::ofstream out(options.output_dir + "/model.safetensors", std::ios::binary | std::ios::trunc);
-    std::string text = header.dump();
-    text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
-    const std::uint64_t length = text.size();
-    out.write(reinterpret_cast<const char*>(&length), 8);  // little-endian hosts
-    out << text;
-    for (const auto& [name, tensor] : tensors) {
-      if (options.bf16) {
-        std::vector<std::uint16_t> half(tensor.second.size());
-        for (std::size_t i = 0; i < half.size(); ++i) half[i] = dist::bf16_from_float(tensor.second[i]);
-        out.write(reinterpret_cast<const char*>(half.data()), std::streamsize(half.size() * 2));
-      } else {
-        out.write(reinterpret_cast<const char*>(tensor.second.data()), std::streamsize(tensor.second.size() * 4));
-      }
+    const auto metadata = nlohmann::ordered_json{{"format", "pt"}, {"source", path},
+                                                 {"step", std::to_string(reader.metadata().step)}};
+    bool ok = !ec;
+    nlohmann::ordered_json weight_map;
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      const std::string& file = result.tensor_files[i];
+      ok = write_safetensors(options.output_dir + "/" + file, tensors, shards[i], options.bf16, metadata) && ok;
+      for (const auto& name : shards[i]) weight_map[name] = file;
     }
-    std::ofstream json(options.output_dir + "/config.json", std::ios::trunc);
-    json << hf_config.dump(2) << '\n';
-    if (!out.good() || !json.good()) failure = options.output_dir + ": writing the export failed";
+    if (shards.size() > 1)
+      ok = write_json(options.output_dir + "/model.safetensors.index.json",
+                      {{"metadata", {{"total_size", result.tensor_bytes}}}, {"weight_map", weight_map}}) && ok;
+    const auto id = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::ordered_json(*v) : nullptr; };
+    hf_config["bos_token_id"] = id(options.bos_id);
+    hf_config["eos_token_id"] = id(options.eos_id);
+    ok = write_json(options.output_dir + "/config.json", hf_config) && ok;
+    ok = write_json(options.output_dir + "/generation_config.json",
+                    {{"_from_model_config", true}, {"bos_token_id", id(options.bos_id)},
+                     {"eos_token_id", id(options.eos_id)}}) && ok;
+    if (!options.tokenizer_json.empty()) {
+      std::ofstream tokenizer(options.output_dir + "/tokenizer.json", std::ios::binary | std::ios::trunc);
+      tokenizer << options.tokenizer_json;
+      ok = tokenizer.good() && ok;
+      const auto token = [](const std::string& t) { return t.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t); };
+      ok = write_json(options.output_dir + "/tokenizer_config.json",
+                      {{"tokenizer_class", "PreTrainedTokenizerFast"},
+                       {"bos_token", token(options.bos_token)},
+                       {"eos_token", token(options.eos_token)},
+                       {"model_max_length", hf_config["max_position_embeddings"]},
+                       {"clean_up_tokenization_spaces", false}}) && ok;
+    }
+    if (!ok) failure = options.output_dir + ": writing the export failed";
   }
   int failed = failure.empty() ? 0 : 1;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, reader.comm());
   LLMTRAIN_CHECK(!failed, failure.empty() ? options.output_dir + ": writing the export failed on rank 0" : failure);
-  return offset;
+  return result;
 }
 
 }  // namespace llmtrain::ckpt

@@ -42,7 +42,16 @@ data::LoaderOptions loader_options(const Config& config, const std::vector<Datas
   out.threads = config.data.threads > 0 ? config.data.threads : data::default_threads(local_ranks);
   out.prefetch_rows = config.data.prefetch_rows;
   if (config.data.prefetch_thread == "always") out.prefetch_chooser = data::always_prefetch_thread;
-  data::set_default_special_tokens(tokenizer, out);
+  const DocumentFraming framing = document_framing(config, tokenizer);
+  out.bos_id = framing.bos_id;
+  out.eos_id = framing.eos_id;
+  return out;
+}
+
+DocumentFraming document_framing(const Config& config, const tokenizer::Tokenizer& tokenizer) {
+  data::LoaderOptions defaults;
+  data::set_default_special_tokens(tokenizer, defaults);
+  DocumentFraming out{defaults.bos_id, defaults.eos_id};
   if (!config.tokenizer.bos_token.empty())
     out.bos_id = special_token(config, tokenizer, "bos_token", config.tokenizer.bos_token);
   if (!config.tokenizer.eos_token.empty())

@@ -11,6 +11,7 @@
 
 #include "components.hpp"
 #include "llmtrain/core/error.hpp"
+#include "source_files.hpp"
 #include "tokenizer_impl.hpp"
 #include "unicode.hpp"
 
@@ -150,32 +151,32 @@ void load_vocab_and_merges(const std::string& vocab_json, const std::string& voc
   }
 }
 
+TokenizerFiles find_tokenizer_files(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {path, ""};
+  const fs::path dir(path);
+  for (const auto& [vocab, merges] : {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}})
+    if (!fs::exists(dir / "tokenizer.json") && fs::exists(dir / vocab) && fs::exists(dir / merges))
+      return {(dir / vocab).string(), (dir / merges).string()};
+  LLMTRAIN_CHECK(fs::exists(dir / "tokenizer.json"), path,
+                 ": directory has no tokenizer.json, vocab.json + merges.txt, or encoder.json + vocab.bpe");
+  return {(dir / "tokenizer.json").string(), ""};
+}
+
 Tokenizer Tokenizer::load(const std::string& path) {
   auto impl = std::make_shared<Impl>();
   static std::atomic<std::uint64_t> next_serial{1};
   impl->serial = next_serial++;
-  impl->source = path;
-  auto pair = [&](const fs::path& vocab, const fs::path& merges) {
-    const std::string v = read_file(vocab.string()), m = read_file(merges.string());
+  const TokenizerFiles files = find_tokenizer_files(path);
+  impl->source = files.merges.empty() ? files.vocab_or_json : path;
+  if (!files.merges.empty()) {
+    const std::string v = read_file(files.vocab_or_json), m = read_file(files.merges);
     impl->fingerprint = fnv1a(m, fnv1a(v));
-    load_vocab_and_merges(v, vocab.string(), m, merges.string(), *impl);
-  };
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    const fs::path dir(path);
-    if (fs::exists(dir / "tokenizer.json")) {
-      return load(fs::path(dir / "tokenizer.json").string());
-    } else if (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")) {
-      pair(dir / "vocab.json", dir / "merges.txt");
-    } else if (fs::exists(dir / "encoder.json") && fs::exists(dir / "vocab.bpe")) {
-      pair(dir / "encoder.json", dir / "vocab.bpe");
-    } else {
-      LLMTRAIN_FAIL(path, ": directory has no tokenizer.json, vocab.json + merges.txt, or encoder.json + vocab.bpe");
-    }
+    load_vocab_and_merges(v, files.vocab_or_json, m, files.merges, *impl);
   } else {
-    const std::string text = read_file(path);
+    const std::string text = read_file(files.vocab_or_json);
     impl->fingerprint = fnv1a(text);
-    load_tokenizer_json(text, path, *impl);
+    load_tokenizer_json(text, files.vocab_or_json, *impl);
   }
   finish_loading(*impl);
   unicode::prepare_tables();  // here rather than inside the first encode of non-ASCII text (about 1 ms)

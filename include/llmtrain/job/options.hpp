@@ -2,6 +2,7 @@
 // `[tokenizer]`, `[data]` and `[train]` keys meet the model, the loader and the trainer.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "llmtrain/core/config.hpp"
@@ -23,6 +24,13 @@ ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size
 // data.threads = 0.
 data::LoaderOptions loader_options(const Config& config, const std::vector<DatasetConfig>& datasets,
                                    const tokenizer::Tokenizer& tokenizer, int local_ranks = 1);
+
+// The tokens documents are framed with: [tokenizer]'s bos_token / eos_token (each checked against the
+// vocabulary, naming the key), or by default the tokenizer's own (data::set_default_special_tokens).
+struct DocumentFraming {
+  std::optional<tokenizer::TokenId> bos_id, eos_id;
+};
+DocumentFraming document_framing(const Config& config, const tokenizer::Tokenizer& tokenizer);
 
 optim::AdamWOptions adamw_options(const Config& config);
 
