@@ -8,6 +8,7 @@
 #include "checkpoint_hook.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/progress.hpp"
@@ -255,7 +256,7 @@ void Job::restore_checkpoint(const std::string& path) {
   dist::agree(p.runtime, [&] {
     if (p.runtime.rank() == 0) trim_provenance(p.config.train.run_dir, m.step);
   });
-  log_info("resumed from ", path, " at step ", m.step, " (saved by ", m.world_size, " ranks, ", m.strategy, ", ",
+  log_info("resumed from ", path, " at step ", m.step, " (saved by ", counted(m.world_size, "rank"), ", ", m.strategy, ", ",
            m.tokens_seen, " tokens seen)");
   if (const auto change = global_batch_change(m.config, m.world_size, current, p.runtime.size());
       !change.empty())

@@ -1,6 +1,7 @@
 // Config -> area options. Errors name the configuration key, like those of the parser.
 #include "llmtrain/job/options.hpp"
 
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -79,8 +80,8 @@ parallel::StoreOptions store_options(const Config& config, int world_size) {
   out.strategy = c.strategy;
   if (c.strategy == "hsdp") {
     LLMTRAIN_CHECK(c.shard_group_size >= 1 && world_size % c.shard_group_size == 0, config.source_file,
-                   ": parallel.shard_group_size: ", c.shard_group_size, " must divide the ", world_size,
-                   " ranks into shard groups (strategy hsdp)");
+                   ": parallel.shard_group_size: ", c.shard_group_size, " must divide the ",
+                   counted(world_size, "rank"), " into shard groups (strategy hsdp)");
     out.shard_group_size = int(c.shard_group_size);
   }
   out.max_inflight_units = int(c.max_inflight_units);

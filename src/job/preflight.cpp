@@ -15,6 +15,7 @@
 
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/core/config.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/inspect.hpp"
 #include "llmtrain/dist/gather_bytes.hpp"
@@ -49,7 +50,7 @@ void check_datasets(const std::vector<DatasetConfig>& datasets, const char* key,
     }
     files += paths.size();
   }
-  if (!datasets.empty()) result.notes.push_back(cat(key, ": ", datasets.size(), " datasets, ", files, " files readable"));
+  if (!datasets.empty()) result.notes.push_back(cat(key, ": ", counted(datasets.size(), "dataset"), ", ", counted(files, "file"), " readable"));
 }
 
 // `dir` (the value of `key`): created, a file written, synced and removed. Returns its free bytes, or -1 after
@@ -160,13 +161,14 @@ int run_preflight(const std::string& config_path, const std::vector<std::string>
   const auto problems = group(dist::all_gather_bytes(runtime, join_lines(result.problems)), hosts);
   const auto notes = group(dist::all_gather_bytes(runtime, join_lines(result.notes)), hosts);
   if (runtime.rank() == 0) {
-    std::printf("preflight of %s: %d ranks on %d nodes\n", config.source_file.c_str(), runtime.size(), runtime.node_count());
+    std::printf("preflight of %s: %s on %s\n", config.source_file.c_str(), counted(runtime.size(), "rank").c_str(),
+                counted(runtime.node_count(), "node").c_str());
     for (const auto& [message, ranks] : notes)
       std::printf("  ok: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
     for (const auto& [message, ranks] : problems)
       std::printf("  PROBLEM: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
-    std::printf(problems.empty() ? "preflight: all checks passed\n" : "preflight: %zu problem(s); fix them before the run\n",
-                problems.size());
+    if (problems.empty()) std::printf("preflight: all checks passed\n");
+    else std::printf("preflight: %s; fix them before the run\n", counted(problems.size(), "problem").c_str());
     std::fflush(stdout);
   }
   return problems.empty() ? 0 : 1;

@@ -7,6 +7,7 @@
 
 #include "dry_run_report.hpp"
 #include "memory_check.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -65,8 +66,8 @@ void report_skipped_records(const std::map<std::string, std::uint64_t>& skipped)
   for (std::size_t i = 0; i < std::min(by_count.size(), kListed); ++i)
     files += cat(i ? ", " : "", by_count[i].second, " (", by_count[i].first, ")");
   if (by_count.size() > kListed) files += cat(" and ", by_count.size() - kListed, " more files");
-  log_warn("data: skipped ", total, total == 1 ? " bad record" : " bad records", " (data.on_bad_record = \"skip\") in ",
-           skipped.size(), skipped.size() == 1 ? " file: " : " files: ", files);
+  log_warn("data: skipped ", counted(total, "bad record"), " (data.on_bad_record = \"skip\") in ",
+           counted(skipped.size(), "file"), ": ", files);
 }
 
 }  // namespace
@@ -80,8 +81,8 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
     return 0;
   }
   set_up_logging(config, runtime);
-  log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
-           " nodes, configuration ", config.source_file);
+  log_info("llmtrain ", LLMTRAIN_VERSION, ": ", counted(runtime.size(), "rank"), " on ",
+           counted(runtime.node_count(), "node"), ", configuration ", config.source_file);
   log_info("kernels: BLAS ", model::blas_kernel_name(), ", element-wise ", model::elementwise_isa(), ", bf16 products ",
            model::bf16_supported() ? "AVX512_BF16" : "not supported by this CPU");
   model::set_blas_threads(1);  // one rank per core: BLAS threads would only compete with other ranks
