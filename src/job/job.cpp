@@ -65,9 +65,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   });
   // Before the first large allocation: a run that cannot fit is refused on every rank, with the numbers.
   dist::agree(runtime, [&] {
-    const MemoryEstimate estimate = estimate_memory(config, p.model_config, runtime.size());
-    check_memory(estimate.total(config.parallel.strategy), estimate,
-                 available_memory(runtime.hostname(), runtime.local_size()), config.train.check_memory);
+    check_memory(config, p.model_config, runtime.size(), available_memory(runtime.hostname(), runtime.local_size()));
   });
   log_info("tensor collectives over ", p.comm->name());
   // Each rank streams its own logical shards; nothing is read before the first batch.

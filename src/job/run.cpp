@@ -30,12 +30,13 @@ void print_dry_run(const Config& config, dist::Runtime& runtime, int world_size)
   if (runtime.rank() != 0) return;
   // What the memory check of a real run on this host would compare the estimate with.
   const AvailableMemory available = available_memory(runtime.hostname(), runtime.local_size());
-  std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s"
-              "  available here: %s per rank (%s); a run refuses to start above it unless train.check_memory = false\n",
-              LLMTRAIN_VERSION, config.source_file.c_str(), runtime.size(), runtime.node_count(),
-              to_toml(config).c_str(),
-              dry_run_report(config, model, world_size > 0 ? world_size : runtime.size()).c_str(),
-              format_bytes(available.bytes_per_rank).c_str(), available.source.c_str());
+  const int planned = world_size > 0 ? world_size : runtime.size();
+  std::printf("# llmtrain %s: resolved configuration of %s (%s on %s)\n\n%s%s"
+              "  available here: %s; a run refuses to start above it unless train.check_memory = false\n",
+              LLMTRAIN_VERSION, config.source_file.c_str(), counted(runtime.size(), "rank").c_str(),
+              counted(runtime.node_count(), "node").c_str(), to_toml(config).c_str(),
+              dry_run_report(config, model, planned).c_str(),
+              available_here(available, planned, runtime.size()).c_str());
 }
 
 void set_up_logging(const Config& config, dist::Runtime& runtime) {
