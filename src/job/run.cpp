@@ -90,6 +90,12 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
 
   Kokkos::ScopeGuard kokkos;
   Job job(config, runtime);
+  // Run again after it finished (a job script that always reruns): nothing to train, evaluate or append.
+  if (!job.resumed_from().empty() && job.trainer().step() >= config.train.steps) {
+    log_info("the run is already complete: ", job.resumed_from(), " is at step ", job.trainer().step(),
+             " (train.steps = ", config.train.steps, "); nothing to do (raise train.steps to train further)");
+    return 0;
+  }
   const ModelConfig& model = job.model_config();
   log_info("model: ", model.parameter_count(), " parameters; ", config.train.steps, " steps of ",
            config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
