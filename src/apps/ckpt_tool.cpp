@@ -96,6 +96,11 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
   if (a.command == "list") return speak ? list(a) : 0;
   if (a.command != "inspect" && a.command != "verify" && a.command != "loader-state" && a.command != "export")
     LLMTRAIN_FAIL("unknown command '", a.command, "'\n", kUsage);
+  if (a.command == "export") {  // the options before the file, which may be large
+    LLMTRAIN_CHECK(!a.format.empty(), "export: --format is required (formats: safetensors)\n", kUsage);
+    LLMTRAIN_CHECK(a.format == "safetensors", "export: --format must be safetensors, got '", a.format, "'\n", kUsage);
+    LLMTRAIN_CHECK(a.dtype == "bf16" || a.dtype == "fp32", "export: --dtype must be bf16 or fp32, got '", a.dtype, "'");
+  }
   ckpt::Reader reader(a.target, runtime.comm());
   if (a.command == "inspect") return speak ? inspect(a, reader) : 0;
   if (a.command == "verify") {
@@ -116,8 +121,6 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
     }
     return 0;
   }
-  LLMTRAIN_CHECK(a.format == "safetensors", "export: --format must be safetensors, got '", a.format, "'\n", kUsage);
-  LLMTRAIN_CHECK(a.dtype == "bf16" || a.dtype == "fp32", "export: --dtype must be bf16 or fp32, got '", a.dtype, "'");
   const std::uint64_t bytes = ckpt::export_safetensors(reader, {a.output, a.dtype == "bf16"});
   if (speak) std::cout << "wrote " << a.output << "/model.safetensors (" << bytes << " bytes of " << a.dtype
                        << " tensors) and " << a.output << "/config.json\n";
