@@ -1,6 +1,7 @@
 // llmtrain-ckpt: checkpoints from the command line (docs/checkpoints.md).
 //
-//   llmtrain-ckpt list DIR                         checkpoints in DIR, oldest first, LATEST marked
+//   llmtrain-ckpt list DIR                         checkpoints in DIR, oldest first, LATEST marked, unreadable
+//                                                  (truncated, corrupt) ones marked
 //   llmtrain-ckpt inspect CKPT                     attributes and datasets (type, shape, bytes, checksum)
 //   llmtrain-ckpt verify CKPT                      recomputes every checksum; exit 1 on a mismatch
 //   llmtrain-ckpt loader-state CKPT --output DIR [--eval]
@@ -18,6 +19,7 @@
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
 #include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/simulate.hpp"
@@ -57,15 +59,29 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// Each file is opened (HDF5 checks its recorded end of file, so a truncated copy fails) and its metadata read;
+// `verify` is what recomputes the checksums.
 int list(const Args& a) {
   std::string latest;
   std::ifstream(a.target + "/LATEST") >> latest;
   const auto entries = ckpt::list_checkpoints(a.target);
   LLMTRAIN_CHECK(std::filesystem::is_directory(a.target), a.target, ": not a directory");
-  for (const auto& e : entries)
+  std::size_t unusable = 0;
+  for (const auto& e : entries) {
+    std::string problem;
+    try {
+      const ckpt::Reader opened(e.path, MPI_COMM_SELF);
+    } catch (const Error& error) {
+      problem = error.what();
+      ++unusable;
+    }
     std::cout << e.step << "\t" << std::filesystem::file_size(e.path) << " bytes\t" << e.path
-              << (std::filesystem::path(e.path).filename() == latest ? "\t(LATEST)" : "") << "\n";
-  std::cout << entries.size() << " complete checkpoints\n";
+              << (std::filesystem::path(e.path).filename() == latest ? "\t(LATEST)" : "")
+              << (problem.empty() ? "" : "\tINCOMPLETE OR CORRUPT: " + problem) << "\n";
+  }
+  std::cout << counted(entries.size() - unusable, "complete checkpoint");
+  if (unusable > 0) std::cout << ", " << unusable << " incomplete or corrupt (a resume skips them)";
+  std::cout << "\n";
   return 0;
 }
 
