@@ -119,7 +119,7 @@ double cpu_seconds() {  // user + system time of the process, all threads
 std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const std::string& config_path,
                                                                         const std::vector<std::string>& overrides) {
   const Config config = load_config(config_path, overrides);
-  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
+  tokenizer::Tokenizer tok = job::load_tokenizer(config);
   data::LoaderOptions options = job::loader_options(config, config.data.datasets, tok);
   return {std::move(tok), std::move(options)};
 }

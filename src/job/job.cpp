@@ -60,7 +60,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   Parts& p = *parts_;
   dist::agree(runtime, [&] {
     p.comm = dist::make_collectives(config.parallel.backend, runtime);
-    p.encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
+    p.encoder = std::make_shared<data::TokenizerEncoder>(load_tokenizer(config));
     p.model_config = job::model_config(config, std::int64_t(p.encoder->tokenizer().vocab_size()));
   });
   // Before the first large allocation: a run that cannot fit is refused on every rank, with the numbers.

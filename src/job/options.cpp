@@ -19,6 +19,14 @@ tokenizer::TokenId special_token(const Config& config, const tokenizer::Tokenize
 
 }  // namespace
 
+tokenizer::Tokenizer load_tokenizer(const Config& config) {
+  try {
+    return tokenizer::Tokenizer::load(config.tokenizer.path);
+  } catch (const Error& e) {
+    LLMTRAIN_FAIL(config.source_file, ": tokenizer.path: ", e.what());
+  }
+}
+
 ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size) {
   const std::int64_t vocab = config.model.vocab_size;
   LLMTRAIN_CHECK(vocab == 0 || vocab >= tokenizer_vocab_size, config.source_file, ": model.vocab_size: ", vocab,

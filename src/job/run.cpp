@@ -24,7 +24,7 @@ namespace {
 void print_dry_run(const Config& config, dist::Runtime& runtime, int world_size) {
   ModelConfig model;
   dist::agree(runtime, [&] {
-    const auto tokenizer = tokenizer::Tokenizer::load(config.tokenizer.path);
+    const auto tokenizer = load_tokenizer(config);
     model = model_config(config, std::int64_t(tokenizer.vocab_size()));
   });
   if (runtime.rank() != 0) return;
