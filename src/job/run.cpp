@@ -2,7 +2,9 @@
 // are installed by main() before MPI starts.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "dry_run_report.hpp"
@@ -103,10 +105,15 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
   report_skipped_records(job.skipped_records());
   const train::Trainer& trainer = job.trainer();
   if (trainer.stopped_by_signal())
-    log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",
+    log_info("stopped by ", stop_signal_number() ? signal_name(stop_signal_number()) : "a stop signal to another rank",
              " after step ", trainer.step(), " of ", config.train.steps,
              config.checkpoint.dir.empty() ? " (no checkpoint.dir: this run cannot be resumed)"
-                                           : " (resume: run the same command again)");
+                                           : " (resume: run the same command again)",
+             // Open MPI's mpirun turns Ctrl-C or a SIGTERM of its own into SIGTERM to the ranks, and exits 1
+             // however cleanly they stopped (it cannot forward SIGINT).
+             stop_signal_number() == SIGTERM && std::getenv("OMPI_MCA_orte_hnp_uri")
+                 ? "; mpirun exits 1 after this clean stop all the same: send mpirun SIGUSR1 to stop with status 0"
+                 : "");
   else
     log_info("done: ", trainer.step(), " steps; metrics in ", config.train.run_dir, "/metrics.jsonl");
   return 0;
