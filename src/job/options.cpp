@@ -66,6 +66,9 @@ model::Precision products_precision(const Config& config) {
              "this one has none, so matrix products run in fp32");
     return model::Precision::Fp32;
   }
+  if (requested == model::Precision::Bf16 && !model::bf16_slowdown().empty())
+    log_warn("train.precision = \"bf16\" is slower than fp32 on this CPU (", model::bf16_slowdown(),
+             "); set train.precision = \"fp32\"");
   log_info("matrix products: ", model::precision_name(requested),
            requested == model::Precision::Bf16 ? " operands, fp32 accumulation" : "");
   return requested;
