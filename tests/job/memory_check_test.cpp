@@ -169,13 +169,7 @@ TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
   config.train.batch_size = 4;
   config.data.seq_len = 128;
   config.train.recompute = "none";
-  ModelConfig model;
-  model.vocab_size = 1000;
-  model.d_model = 64;
-  model.n_layers = 4;
-  model.n_heads = 4;
-  model.n_kv_heads = 4;
-  model.d_ff = 128;
+  const ModelConfig model = small_model();
   const MemoryEstimate whole = estimate_memory(config, model, 2);
   EXPECT_EQ(whole.state_replicated, 16.0 * double(model.parameter_count()));
   EXPECT_EQ(whole.fsdp_state, whole.state_replicated / 2);
