@@ -101,7 +101,7 @@ int inspect(const Args& a, ckpt::Reader& reader) {
     total += bytes;
     std::cout << "  " << d.name << "\t" << d.type << "[" << shape << "]\t" << bytes << " bytes\tchecksum " << d.checksum << "\n";
   }
-  std::cout << sets.size() << " datasets, " << total << " bytes of data\n";
+  std::cout << counted(sets.size(), "dataset") << ", " << total << " bytes of data\n";
   (void)a;
   return 0;
 }
@@ -132,7 +132,7 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
     if (speak) {
       std::filesystem::create_directories(a.output);
       for (std::size_t r = 0; r < states.size(); ++r) data::save_state_file(a.output, int(r), states[r]);
-      std::cout << "wrote " << states.size() << " state files to " << a.output << " (llmtrain-data simulate --load-state "
+      std::cout << "wrote " << counted(states.size(), "state file") << " to " << a.output << " (llmtrain-data simulate --load-state "
                 << a.output << ")\n";
     }
     return 0;
