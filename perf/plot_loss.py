@@ -15,6 +15,11 @@ import os
 import sys
 
 
+def counted(n, noun):
+    """'1 step', '2 steps'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def last_run(path):
     """The (train, evals) points of the last run in the file, and how many earlier runs it holds."""
     runs = [([], [])]
@@ -58,7 +63,7 @@ def main():
     if not train:
         sys.exit(f"{a.metrics}: no training steps to plot")
     if earlier:
-        print(f"{a.metrics} holds {earlier + 1} runs; plotting the last one ({len(train)} steps)")
+        print(f"{a.metrics} holds {earlier + 1} runs; plotting the last one ({counted(len(train), 'step')})")
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(*zip(*train), label="train loss", linewidth=1)
     if evals:
@@ -72,7 +77,7 @@ def main():
     ax.legend()
     fig.tight_layout()
     fig.savefig(a.png, dpi=120)
-    print(f"wrote {a.png}: {len(train)} steps, {len(evals)} evaluations")
+    print(f"wrote {a.png}: {counted(len(train), 'step')}, {counted(len(evals), 'evaluation')}")
 
 
 if __name__ == "__main__":

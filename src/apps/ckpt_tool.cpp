@@ -1,6 +1,7 @@
 // llmtrain-ckpt: checkpoints from the command line (docs/checkpoints.md).
 //
-//   llmtrain-ckpt list DIR                         checkpoints in DIR, oldest first, LATEST marked
+//   llmtrain-ckpt list DIR                         checkpoints in DIR, oldest first, LATEST marked, unreadable
+//                                                  (truncated, corrupt) ones marked
 //   llmtrain-ckpt inspect CKPT                     attributes and datasets (type, shape, bytes, checksum)
 //   llmtrain-ckpt verify CKPT                      recomputes every checksum; exit 1 on a mismatch
 //   llmtrain-ckpt loader-state CKPT --output DIR
@@ -21,6 +22,7 @@
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
 #include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/simulate.hpp"
@@ -73,15 +75,29 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// Each file is opened (HDF5 checks its recorded end of file, so a truncated copy fails) and its metadata read;
+// `verify` is what recomputes the checksums.
 int list(const Args& a) {
   std::string latest;
   std::ifstream(a.target + "/LATEST") >> latest;
   const auto entries = ckpt::list_checkpoints(a.target);
   LLMTRAIN_CHECK(std::filesystem::is_directory(a.target), a.target, ": not a directory");
-  for (const auto& e : entries)
+  std::size_t unusable = 0;
+  for (const auto& e : entries) {
+    std::string problem;
+    try {
+      const ckpt::Reader opened(e.path, MPI_COMM_SELF);
+    } catch (const Error& error) {
+      problem = error.what();
+      ++unusable;
+    }
     std::cout << e.step << "\t" << std::filesystem::file_size(e.path) << " bytes\t" << e.path
-              << (std::filesystem::path(e.path).filename() == latest ? "\t(LATEST)" : "") << "\n";
-  std::cout << entries.size() << " complete checkpoints\n";
+              << (std::filesystem::path(e.path).filename() == latest ? "\t(LATEST)" : "")
+              << (problem.empty() ? "" : "\tINCOMPLETE OR CORRUPT: " + problem) << "\n";
+  }
+  std::cout << counted(entries.size() - unusable, "complete checkpoint");
+  if (unusable > 0) std::cout << ", " << unusable << " incomplete or corrupt (a resume skips them)";
+  std::cout << "\n";
   return 0;
 }
 
@@ -125,7 +141,7 @@ int export_model(const Args& a, ckpt::Reader& reader, bool speak) {
   const std::size_t shards = written.tensor_files.size();
   if (speak)
     std::cout << "wrote " << a.output << "/" << written.tensor_files.front()
-              << (shards > 1 ? cat(" and ", shards - 1, shards == 2 ? " more shard" : " more shards") : "") << " ("
+              << (shards > 1 ? " and " + counted(shards - 1, "more shard") : "") << " ("
               << written.tensor_bytes << " bytes of " << a.dtype << " tensors), config.json, generation_config.json "
               << "and the tokenizer (" << config.tokenizer.path << ", as tokenizer.json)\n";
   return 0;
@@ -147,7 +163,7 @@ int inspect(const Args& a, ckpt::Reader& reader) {
     total += bytes;
     std::cout << "  " << d.name << "\t" << d.type << "[" << shape << "]\t" << bytes << " bytes\tchecksum " << d.checksum << "\n";
   }
-  std::cout << sets.size() << " datasets, " << total << " bytes of data\n";
+  std::cout << counted(sets.size(), "dataset") << ", " << total << " bytes of data\n";
   (void)a;
   return 0;
 }
@@ -158,6 +174,11 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
   if (a.command == "list") return speak ? list(a) : 0;
   if (a.command != "inspect" && a.command != "verify" && a.command != "loader-state" && a.command != "export")
     LLMTRAIN_FAIL("unknown command '", a.command, "'\n", kUsage);
+  if (a.command == "export") {  // the options before the file, which may be large
+    LLMTRAIN_CHECK(!a.format.empty(), "export: --format is required (formats: safetensors)\n", kUsage);
+    LLMTRAIN_CHECK(a.format == "safetensors", "export: --format must be safetensors, got '", a.format, "'\n", kUsage);
+    LLMTRAIN_CHECK(a.dtype == "bf16" || a.dtype == "fp32", "export: --dtype must be bf16 or fp32, got '", a.dtype, "'");
+  }
   ckpt::Reader reader(a.target, runtime.comm());
   if (a.command == "inspect") return speak ? inspect(a, reader) : 0;
   if (a.command == "verify") {
@@ -173,13 +194,11 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
     if (speak) {
       std::filesystem::create_directories(a.output);
       for (std::size_t r = 0; r < states.size(); ++r) data::save_state_file(a.output, int(r), states[r]);
-      std::cout << "wrote " << states.size() << " state files to " << a.output << " (llmtrain-data simulate --load-state "
+      std::cout << "wrote " << counted(states.size(), "state file") << " to " << a.output << " (llmtrain-data simulate --load-state "
                 << a.output << ")\n";
     }
     return 0;
   }
-  LLMTRAIN_CHECK(a.format == "safetensors", "export: --format must be safetensors, got '", a.format, "'\n", kUsage);
-  LLMTRAIN_CHECK(a.dtype == "bf16" || a.dtype == "fp32", "export: --dtype must be bf16 or fp32, got '", a.dtype, "'");
   return export_model(a, reader, speak);
 }
 

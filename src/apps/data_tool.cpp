@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "llmtrain/core/config.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/inspect.hpp"
@@ -119,7 +120,7 @@ double cpu_seconds() {  // user + system time of the process, all threads
 std::pair<tokenizer::Tokenizer, data::LoaderOptions> load_training_data(const std::string& config_path,
                                                                         const std::vector<std::string>& overrides) {
   const Config config = load_config(config_path, overrides);
-  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(config.tokenizer.path);
+  tokenizer::Tokenizer tok = job::load_tokenizer(config);
   data::LoaderOptions options = job::loader_options(config, config.data.datasets, tok);
   return {std::move(tok), std::move(options)};
 }
@@ -158,7 +159,8 @@ int simulate_command(int argc, char** argv) {
   const Stopwatch watch;
   const std::uint64_t violations =
       data::simulate(options, std::make_shared<data::TokenizerEncoder>(tok), sim, std::cerr);
-  std::cerr << "simulated " << sim.world_size << " ranks x " << sim.steps << " steps in " << watch.seconds()
+  std::cerr << "simulated " << counted(sim.world_size, "rank") << " x " << counted(sim.steps, "step") << " in "
+            << watch.seconds()
             << " s (" << cpu_seconds() << " s CPU)\n";
   return violations == 0 ? 0 : 2;
 }
@@ -270,9 +272,9 @@ int inspect_command(int argc, char** argv) {
   data::TokenizerEncoder encoder(tok);
   std::cerr << "sampling " << sample_blocks << " blocks per dataset...\n";
   for (const data::DatasetSummary& s : data::summarize_corpus(options, encoder, static_cast<int>(sample_blocks))) {
-    std::cout << "dataset '" << s.name << "': " << s.files << " files (" << s.empty_files << " empty), " << s.bytes
-              << " bytes; estimate from " << s.sampled_records << " records in " << s.sampled_blocks
-              << " sampled blocks (" << s.sampled_bad << " bad): ~" << static_cast<std::uint64_t>(s.estimated_documents)
+    std::cout << "dataset '" << s.name << "': " << counted(s.files, "file") << " (" << s.empty_files << " empty), "
+              << s.bytes << " bytes; estimate from " << counted(s.sampled_records, "record") << " in "
+              << counted(s.sampled_blocks, "sampled block") << " (" << s.sampled_bad << " bad): ~" << static_cast<std::uint64_t>(s.estimated_documents)
               << " documents, ~" << static_cast<std::uint64_t>(s.estimated_tokens) << " tokens\n";
   }
   if (rows == 0) return 0;
@@ -313,9 +315,9 @@ int pretokenize_command(int argc, char** argv) {
   const Stopwatch watch;
   data::PretokenizeReport r = data::pretokenize(options, data::TokenizerEncoder(tok), tok.vocab_size(), output,
                                                 static_cast<int>(threads > 0 ? threads : options.threads), std::cerr);
-  std::cout << "wrote " << r.files_written << " files (" << r.documents << " documents, " << r.tokens
-            << " tokens, " << r.bad_records << " bad records skipped), kept " << r.files_kept
-            << " complete files, in " << watch.seconds() << " s\n";
+  std::cout << "wrote " << counted(r.files_written, "file") << " (" << counted(r.documents, "document") << ", "
+            << counted(r.tokens, "token") << ", " << counted(r.bad_records, "bad record") << " skipped), kept "
+            << counted(r.files_kept, "complete file") << ", in " << watch.seconds() << " s\n";
   return 0;
 }
 

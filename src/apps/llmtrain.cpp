@@ -60,9 +60,14 @@ void print_version() {
               ""
 #endif
   );
+  const std::string slowdown = llmtrain::model::bf16_slowdown();
+  const std::string bf16 = !llmtrain::model::bf16_supported()
+                               ? "emulated (no AVX512_BF16: train.precision = \"bf16\" runs fp32)"
+                           : slowdown.empty() ? "AVX512_BF16"
+                                              : "AVX512_BF16, slower than fp32 on this CPU (" + slowdown +
+                                                    ": keep train.precision = \"fp32\")";
   std::printf("kernels on this CPU: element-wise %s; bf16 products %s; BLAS %s\n", llmtrain::model::elementwise_isa(),
-              llmtrain::model::bf16_supported() ? "AVX512_BF16" : "emulated (no AVX512_BF16: train.precision = \"bf16\" runs fp32)",
-              llmtrain::model::blas_kernel_name().c_str());
+              bf16.c_str(), llmtrain::model::blas_kernel_name().c_str());
 }
 
 // Returns the options, or exits for --help/--version/--config-reference and usage errors (before MPI

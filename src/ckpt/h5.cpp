@@ -73,7 +73,9 @@ void Agreement::check() {
   message.resize(std::size_t(length));
   MPI_Bcast(message.data(), length, MPI_CHAR, first_failed, comm_);
   message_.clear();
-  message = cat("rank ", first_failed, ": ", message);
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  if (size > 1) message = cat("rank ", first_failed, ": ", message);  // one process: no rank to name
   if (fatal_) {
     log_error("checkpoint write failed: ", message, "; ending the job without further HDF5 calls");
     std::fflush(stdout);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <string>
 
 namespace llmtrain {
 namespace {
@@ -22,6 +23,14 @@ void install_stop_signal_handlers() {
   action.sa_flags = SA_RESTART;  // blocking reads in loader threads resume instead of failing with EINTR
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGUSR1, &action, nullptr);
+  // Ctrl-C stops gracefully too; a second Ctrl-C, which a user types when the stop takes too long, ends the
+  // process at once (the handler resets to the default action once it ran). Where SIGINT was ignored when the
+  // program started (a background job of a script, nohup), it stays ignored, as the shell meant.
+  struct sigaction current {};
+  sigaction(SIGINT, nullptr, &current);
+  if (current.sa_handler == SIG_IGN) return;
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
 }
 
 bool stop_requested() { return g_stop.load(std::memory_order_relaxed) != 0; }
@@ -29,6 +38,19 @@ bool stop_requested() { return g_stop.load(std::memory_order_relaxed) != 0; }
 int stop_signal_number() {
   const int value = g_stop.load(std::memory_order_relaxed);
   return value > 0 ? value : 0;
+}
+
+std::string signal_name(int signum) {
+  switch (signum) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "signal " + std::to_string(signum);
+  }
 }
 
 void request_stop() {

@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "adaptive_prefetch.hpp"
@@ -159,16 +160,21 @@ std::string Loader::Impl::no_data_reason(std::size_t d) const {
     ++owned;
     if (!shard_blocks(ds, shards, s, static_cast<std::uint64_t>(opt_.block_bytes)).empty()) ++with_blocks;
   }
-  if (with_blocks > 0)
-    return cat("its ", with_blocks, " non-empty logical shards on this rank hold only bad records (see the counts)");
-  const std::string why = cat("none of the ", owned, " logical shards rank ", rank_, " of ", world_size_,
-                              " owns holds data: ", ds.whole_files.size(), " files read whole (.gz/.zst/.txt, one "
-                              "per shard, so at most ", ds.whole_files.size(), " ranks get one) and ", ds.split_bytes,
+  if (with_blocks > 0) {
+    const ShardStream& stream = *streams_[d];
+    return cat("only bad records in the ", counted(with_blocks, "non-empty logical shard"), " on this rank: ",
+               stream.bad_records, " bad of ", counted(stream.records_read, "record"), " read, skipped "
+               "(data.on_bad_record = \"skip\")", stream.last_bad.empty() ? "" : "; the last: ", stream.last_bad);
+  }
+  const std::size_t whole = ds.whole_files.size();
+  const std::string why = cat("none of the ", counted(owned, "logical shard"), " rank ", rank_, " of ", world_size_,
+                              " owns holds data: ", counted(whole, "file"), " read whole (.gz/.zst/.txt, one per "
+                              "shard, so they feed at most ", counted(whole, "rank"), ") and ", ds.split_bytes,
                               " bytes of splittable files over data.logical_shards = ", shards, " (",
                               ds.split_bytes / shards, " bytes per shard; a record belongs to the shard where it starts)");
   if (ds.split_bytes == 0)
-    return cat(why, ". Run on at most ", ds.whole_files.size(), " ranks, or split the dataset into at least ",
-               world_size_, " files");
+    return cat(why, ". Run on at most ", counted(whole, "rank"), ", or split the dataset into at least ",
+               counted(world_size_, "file"));
   return cat(why, ". Run on fewer ranks, or give the dataset more records (a new run may also lower "
              "data.logical_shards so that each shard spans several records)");
 }

@@ -77,6 +77,7 @@ std::uint32_t ShardStream::min_epoch() const {
 void ShardStream::count_bad(const std::string& file, std::uint64_t offset, const std::string& why,
                             const BadRecordPolicyState& bad) {
   ++bad_records;
+  last_bad = cat(file, ": byte ", offset, ": ", why);
   LLMTRAIN_CHECK(bad.policy == BadRecordPolicy::skip, file, ": byte ", offset, ": bad record (", why,
                  "); set on_bad_record = \"skip\" to skip such records");
   if (bad.by_file) ++(*bad.by_file)[file];

@@ -92,6 +92,7 @@ class ShardStream {
   std::uint64_t draw_counter = 0;  // drives the shard interleaving
   std::uint64_t records_read = 0;
   std::uint64_t bad_records = 0;
+  std::string last_bad;  // "file: byte N: why" of the latest bad record this process met, for messages
 
  private:
   struct Shard {

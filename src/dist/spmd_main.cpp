@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,25 +42,30 @@ void agree(const Runtime& runtime, const std::function<void()>& step) {
 }
 
 int run_spmd(int& argc, char**& argv, const std::function<int(Runtime&)>& body) {
+  // Messages start with the program's own name (llmtrain, llmtrain-ckpt, ...), as the user typed it.
+  const std::string program = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "llmtrain";
   std::unique_ptr<Runtime> runtime;
   try {
     runtime = std::make_unique<Runtime>(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "llmtrain: error: cannot start MPI: %s\n", e.what());
+    std::fprintf(stderr, "%s: error: cannot start MPI: %s\n", program.c_str(), e.what());
     return 1;
   }
   try {
     return body(*runtime);
   } catch (const JobWideError& e) {
     log_fatal_to_file(e.what());  // every rank's log says why it ended, though the console says it once
-    if (e.print_here) std::fprintf(stderr, "llmtrain: error: %s\n", e.what());
+    if (e.print_here) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
     std::fflush(stderr);
     return 1;
   } catch (const std::exception& e) {
-    const std::string message = cat("error on rank ", runtime->rank(), " of ", runtime->size(), " (",
-                                    runtime->hostname(), "): ", e.what());
+    // Ranks are worth naming only where there are several.
+    const std::string message =
+        runtime->size() == 1 ? cat("error: ", e.what())
+                             : cat("error on rank ", runtime->rank(), " of ", runtime->size(), " (",
+                                   runtime->hostname(), "): ", e.what());
     log_fatal_to_file(message);  // before MPI_Abort, which ends this process too
-    std::fprintf(stderr, "llmtrain: %s\n", message.c_str());
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), message.c_str());
     std::fflush(stderr);
     if (runtime->size() > 1) runtime->abort(1);
     return 1;

@@ -8,6 +8,7 @@
 #include "checkpoint_hook.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/progress.hpp"
@@ -60,14 +61,12 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   Parts& p = *parts_;
   dist::agree(runtime, [&] {
     p.comm = dist::make_collectives(config.parallel.backend, runtime);
-    p.encoder = std::make_shared<data::TokenizerEncoder>(tokenizer::Tokenizer::load(config.tokenizer.path));
+    p.encoder = std::make_shared<data::TokenizerEncoder>(load_tokenizer(config));
     p.model_config = job::model_config(config, std::int64_t(p.encoder->tokenizer().vocab_size()));
   });
   // Before the first large allocation: a run that cannot fit is refused on every rank, with the numbers.
   dist::agree(runtime, [&] {
-    const MemoryEstimate estimate = estimate_memory(config, p.model_config, runtime.size());
-    check_memory(estimate.total(config.parallel.strategy), estimate,
-                 available_memory(runtime.hostname(), runtime.local_size()), config.train.check_memory);
+    check_memory(config, p.model_config, runtime.size(), available_memory(runtime.hostname(), runtime.local_size()));
   });
   // Before any work: directories that cannot be written, or a checkpoint that would not fit, stop the run
   // here rather than at its first checkpoint write (with checkpoint.every_steps = 0, after the training).
@@ -247,7 +246,7 @@ void Job::restore_checkpoint(const std::string& path) {
   dist::agree(p.runtime, [&] {
     if (p.runtime.rank() == 0) trim_provenance(p.config.train.run_dir, m.step);
   });
-  log_info("resumed from ", path, " at step ", m.step, " (saved by ", m.world_size, " ranks, ", m.strategy, ", ",
+  log_info("resumed from ", path, " at step ", m.step, " (saved by ", counted(m.world_size, "rank"), ", ", m.strategy, ", ",
            m.tokens_seen, " tokens seen)");
   if (const auto change = global_batch_change(m.config, m.world_size, current, p.runtime.size());
       !change.empty())

@@ -1,7 +1,8 @@
 // The memory check before a run allocates: the dry run's per-rank estimate against the memory this rank can
 // have (the host's available memory, or its cgroup's limit if lower, divided among the node's ranks). A run
-// that would not fit is refused with both numbers and what to change, instead of being killed by the
-// kernel mid-allocation; train.check_memory = false turns the refusal into a warning.
+// that would not fit is refused with both numbers and what to change (only the settings that would change the
+// outcome: e.g. parallel.strategy = "fsdp" with the rank count at which the estimate fits), instead of being
+// killed by the kernel mid-allocation; train.check_memory = false turns the refusal into a warning.
 //
 // It checks host memory: in a CUDA build the model lives in device memory, which this does not see.
 #pragma once
@@ -14,7 +15,11 @@ namespace llmtrain::job {
 
 struct AvailableMemory {
   double bytes_per_rank = 0;
-  std::string source;  // how it was found, for the message
+  std::string source;     // how the host's figure was found: "61.20 GiB available (MemAvailable) on host n1"
+  int local_ranks = 1;    // the ranks on this host that share it
+  double host_bytes() const { return bytes_per_rank * local_ranks; }
+  // source and how it is shared: "..., shared by its 2 ranks"
+  std::string described() const;
 };
 
 // MemAvailable of /proc/meminfo text, in bytes; throws if the line is missing or malformed.
@@ -23,8 +28,20 @@ double parse_mem_available(const std::string& meminfo);
 // What a rank on this host may use: min(MemAvailable, cgroup limit - cgroup usage) / local_ranks.
 AvailableMemory available_memory(const std::string& host, int local_ranks);
 
-// Throws llmtrain::Error (enforce) or logs a warning when `needed` (the estimate for the run's parameter
-// store) exceeds the available memory.
-void check_memory(double needed, const MemoryEstimate& estimate, const AvailableMemory& available, bool enforce);
+// What the dry run prints after "available here: " when it plans for `planned_ranks` ranks while `launched_ranks`
+// run it: per rank as a run would check it, or, for a planned world size, the host's memory with what each
+// rank gets with one rank per node and with all of them on this host.
+std::string available_here(const AvailableMemory& available, int planned_ranks, int launched_ranks);
+
+// What would make the run fit, as "; "-separated advice: only settings whose change would alter the estimate
+// or the outcome (a train.batch_size already 1 or a recompute already "blocks" is not suggested, activations
+// are not suggested when the rest alone does not fit), the fsdp rank count at which the estimate fits the
+// memory a rank has here, fewer ranks per node where several share it, and train.check_memory = false.
+std::string memory_remedies(const Config& config, const ModelConfig& model, int world_size,
+                            const AvailableMemory& available);
+
+// Throws llmtrain::Error (train.check_memory) or logs a warning when the estimate for the configured
+// parallel.strategy on `world_size` ranks exceeds the memory available per rank.
+void check_memory(const Config& config, const ModelConfig& model, int world_size, const AvailableMemory& available);
 
 }  // namespace llmtrain::job

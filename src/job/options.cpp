@@ -1,6 +1,7 @@
 // Config -> area options. Errors name the configuration key, like those of the parser.
 #include "llmtrain/job/options.hpp"
 
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -17,6 +18,14 @@ tokenizer::TokenId special_token(const Config& config, const tokenizer::Tokenize
 }
 
 }  // namespace
+
+tokenizer::Tokenizer load_tokenizer(const Config& config) {
+  try {
+    return tokenizer::Tokenizer::load(config.tokenizer.path);
+  } catch (const Error& e) {
+    LLMTRAIN_FAIL(config.source_file, ": tokenizer.path: ", e.what());
+  }
+}
 
 ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size) {
   const std::int64_t vocab = config.model.vocab_size;
@@ -66,6 +75,9 @@ model::Precision products_precision(const Config& config) {
              "this one has none, so matrix products run in fp32");
     return model::Precision::Fp32;
   }
+  if (requested == model::Precision::Bf16 && !model::bf16_slowdown().empty())
+    log_warn("train.precision = \"bf16\" is slower than fp32 on this CPU (", model::bf16_slowdown(),
+             "); set train.precision = \"fp32\"");
   log_info("matrix products: ", model::precision_name(requested),
            requested == model::Precision::Bf16 ? " operands, fp32 accumulation" : "");
   return requested;
@@ -88,8 +100,8 @@ parallel::StoreOptions store_options(const Config& config, int world_size) {
   out.strategy = c.strategy;
   if (c.strategy == "hsdp") {
     LLMTRAIN_CHECK(c.shard_group_size >= 1 && world_size % c.shard_group_size == 0, config.source_file,
-                   ": parallel.shard_group_size: ", c.shard_group_size, " must divide the ", world_size,
-                   " ranks into shard groups (strategy hsdp)");
+                   ": parallel.shard_group_size: ", c.shard_group_size, " must divide the ",
+                   counted(world_size, "rank"), " into shard groups (strategy hsdp)");
     out.shard_group_size = int(c.shard_group_size);
   }
   out.max_inflight_units = int(c.max_inflight_units);

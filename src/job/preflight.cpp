@@ -12,6 +12,7 @@
 #include <map>
 
 #include "llmtrain/core/config.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/inspect.hpp"
 #include "llmtrain/dist/gather_bytes.hpp"
@@ -47,7 +48,7 @@ void check_datasets(const std::vector<DatasetConfig>& datasets, const char* key,
     }
     files += paths.size();
   }
-  if (!datasets.empty()) result.notes.push_back(cat(key, ": ", datasets.size(), " datasets, ", files, " files readable"));
+  if (!datasets.empty()) result.notes.push_back(cat(key, ": ", counted(datasets.size(), "dataset"), ", ", counted(files, "file"), " readable"));
 }
 
 CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) {
@@ -113,15 +114,16 @@ int run_preflight(const std::string& config_path, const std::vector<std::string>
   const auto warnings = group(dist::all_gather_bytes(runtime, join_lines(result.warnings)), hosts);
   const auto notes = group(dist::all_gather_bytes(runtime, join_lines(result.notes)), hosts);
   if (runtime.rank() == 0) {
-    std::printf("preflight of %s: %d ranks on %d nodes\n", config.source_file.c_str(), runtime.size(), runtime.node_count());
+    std::printf("preflight of %s: %s on %s\n", config.source_file.c_str(), counted(runtime.size(), "rank").c_str(),
+                counted(runtime.node_count(), "node").c_str());
     for (const auto& [message, ranks] : notes)
       std::printf("  ok: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
     for (const auto& [message, ranks] : warnings)
       std::printf("  WARNING: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
     for (const auto& [message, ranks] : problems)
       std::printf("  PROBLEM: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
-    std::printf(problems.empty() ? "preflight: all checks passed\n" : "preflight: %zu problem(s); fix them before the run\n",
-                problems.size());
+    if (problems.empty()) std::printf("preflight: all checks passed\n");
+    else std::printf("preflight: %s; fix them before the run\n", counted(problems.size(), "problem").c_str());
     std::fflush(stdout);
   }
   return problems.empty() ? 0 : 1;

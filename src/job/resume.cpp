@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/train/run_files.hpp"
 
@@ -80,13 +81,13 @@ std::string global_batch_change(const std::string& saved_toml, std::int64_t save
   const std::int64_t per_rank = rows_per_rank(current), rows = current_world_size * per_rank;
   if (rows == saved_rows) return "";
   std::string out = cat("the global batch changes at this resume: ", saved_rows, " rows per step when saved (",
-                        saved_world_size, " ranks x ", saved.at("train.batch_size"), " rows x ",
+                        counted(saved_world_size, "rank"), " x ", saved.at("train.batch_size"), " rows x ",
                         saved.at("train.grad_accum"), " micro-batches), ", rows, " now (", current_world_size, " x ",
                         current.at("train.batch_size"), " x ", current.at("train.grad_accum"), ")");
   if (saved_rows % current_world_size != 0)
-    return cat(out, "; ", saved_rows, " rows cannot be split evenly over ", current_world_size, " ranks");
+    return cat(out, "; ", saved_rows, " rows cannot be split evenly over ", counted(current_world_size, "rank"));
   return cat(out, "; to keep it, train.batch_size x train.grad_accum = ", saved_rows / current_world_size,
-             " on ", current_world_size, current_world_size == 1 ? " rank" : " ranks");
+             " on ", counted(current_world_size, "rank"));
 }
 
 void trim_provenance(const std::string& run_dir, std::int64_t step) {

@@ -2,11 +2,14 @@
 // are installed by main() before MPI starts.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include "dry_run_report.hpp"
 #include "memory_check.hpp"
 #include "storage_check.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -23,18 +26,19 @@ namespace {
 void print_dry_run(const Config& config, dist::Runtime& runtime, int world_size) {
   ModelConfig model;
   dist::agree(runtime, [&] {
-    const auto tokenizer = tokenizer::Tokenizer::load(config.tokenizer.path);
+    const auto tokenizer = load_tokenizer(config);
     model = model_config(config, std::int64_t(tokenizer.vocab_size()));
   });
   if (runtime.rank() != 0) return;
   // What the memory check of a real run on this host would compare the estimate with.
   const AvailableMemory available = available_memory(runtime.hostname(), runtime.local_size());
-  std::printf("# llmtrain %s: resolved configuration of %s (%d ranks on %d nodes)\n\n%s%s"
-              "  available here: %s per rank (%s); a run refuses to start above it unless train.check_memory = false\n",
-              LLMTRAIN_VERSION, config.source_file.c_str(), runtime.size(), runtime.node_count(),
-              to_toml(config).c_str(),
-              dry_run_report(config, model, world_size > 0 ? world_size : runtime.size()).c_str(),
-              format_bytes(available.bytes_per_rank).c_str(), available.source.c_str());
+  const int planned = world_size > 0 ? world_size : runtime.size();
+  std::printf("# llmtrain %s: resolved configuration of %s (%s on %s)\n\n%s%s"
+              "  available here: %s; a run refuses to start above it unless train.check_memory = false\n",
+              LLMTRAIN_VERSION, config.source_file.c_str(), counted(runtime.size(), "rank").c_str(),
+              counted(runtime.node_count(), "node").c_str(), to_toml(config).c_str(),
+              dry_run_report(config, model, planned).c_str(),
+              available_here(available, planned, runtime.size()).c_str());
 }
 
 void set_up_logging(const Config& config, dist::Runtime& runtime) {
@@ -69,8 +73,8 @@ void report_skipped_records(const std::map<std::string, std::uint64_t>& skipped)
   for (std::size_t i = 0; i < std::min(by_count.size(), kListed); ++i)
     files += cat(i ? ", " : "", by_count[i].second, " (", by_count[i].first, ")");
   if (by_count.size() > kListed) files += cat(" and ", by_count.size() - kListed, " more files");
-  log_warn("data: skipped ", total, total == 1 ? " bad record" : " bad records", " (data.on_bad_record = \"skip\") in ",
-           skipped.size(), skipped.size() == 1 ? " file: " : " files: ", files);
+  log_warn("data: skipped ", counted(total, "bad record"), " (data.on_bad_record = \"skip\") in ",
+           counted(skipped.size(), "file"), ": ", files);
 }
 
 }  // namespace
@@ -84,14 +88,20 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
     return 0;
   }
   set_up_logging(config, runtime);
-  log_info("llmtrain ", LLMTRAIN_VERSION, ": ", runtime.size(), " ranks on ", runtime.node_count(),
-           " nodes, configuration ", config.source_file);
+  log_info("llmtrain ", LLMTRAIN_VERSION, ": ", counted(runtime.size(), "rank"), " on ",
+           counted(runtime.node_count(), "node"), ", configuration ", config.source_file);
   log_info("kernels: BLAS ", model::blas_kernel_name(), ", element-wise ", model::elementwise_isa(), ", bf16 products ",
            model::bf16_supported() ? "AVX512_BF16" : "not supported by this CPU");
   model::set_blas_threads(1);  // one rank per core: BLAS threads would only compete with other ranks
 
   Kokkos::ScopeGuard kokkos;
   Job job(config, runtime);
+  // Run again after it finished (a job script that always reruns): nothing to train, evaluate or append.
+  if (!job.resumed_from().empty() && job.trainer().step() >= config.train.steps) {
+    log_info("the run is already complete: ", job.resumed_from(), " is at step ", job.trainer().step(),
+             " (train.steps = ", config.train.steps, "); nothing to do (raise train.steps to train further)");
+    return 0;
+  }
   const ModelConfig& model = job.model_config();
   log_info("model: ", model.parameter_count(), " parameters; ", config.train.steps, " steps of ",
            config.train.batch_size * config.data.seq_len * config.train.grad_accum * runtime.size(), " tokens");
@@ -99,10 +109,15 @@ int run_llmtrain(const std::string& config_path, const std::vector<std::string>&
   report_skipped_records(job.skipped_records());
   const train::Trainer& trainer = job.trainer();
   if (trainer.stopped_by_signal())
-    log_info("stopped by ", stop_signal_number() ? cat("signal ", stop_signal_number()) : "a stop signal to another rank",
+    log_info("stopped by ", stop_signal_number() ? signal_name(stop_signal_number()) : "a stop signal to another rank",
              " after step ", trainer.step(), " of ", config.train.steps,
              config.checkpoint.dir.empty() ? " (no checkpoint.dir: this run cannot be resumed)"
-                                           : " (resume: run the same command again)");
+                                           : " (resume: run the same command again)",
+             // Open MPI's mpirun turns Ctrl-C or a SIGTERM of its own into SIGTERM to the ranks, and exits 1
+             // however cleanly they stopped (it cannot forward SIGINT).
+             stop_signal_number() == SIGTERM && std::getenv("OMPI_MCA_orte_hnp_uri")
+                 ? "; mpirun exits 1 after this clean stop all the same: send mpirun SIGUSR1 to stop with status 0"
+                 : "");
   else
     log_info("done: ", trainer.step(), " steps; metrics in ", config.train.run_dir, "/metrics.jsonl");
   return 0;

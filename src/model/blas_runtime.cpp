@@ -1,8 +1,7 @@
 // OpenBLAS kernel choice and threads (see blas_runtime.hpp for why the process re-executes itself).
 #include "llmtrain/model/blas_runtime.hpp"
 
-#include <unistd.h>
-
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "llmtrain/core/cpu_isa.hpp"
+#include "llmtrain/core/reexec.hpp"
 
 // OpenBLAS extensions, declared weak so that the program still links and runs against another BLAS.
 extern "C" {
@@ -55,7 +55,7 @@ void ensure_fast_blas_kernels(char** argv) {
   const std::string wanted = wanted_kernel(blas_kernel_name());
   if (wanted.empty()) return;
   setenv("OPENBLAS_CORETYPE", wanted.c_str(), 1);
-  execv("/proc/self/exe", argv);
+  reexecute_self(argv);
   std::fprintf(stderr, "llmtrain: could not re-execute with OPENBLAS_CORETYPE=%s (%s); using %s kernels\n",
                wanted.c_str(), std::strerror(errno), blas_kernel_name().c_str());
 }

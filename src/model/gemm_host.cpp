@@ -158,6 +158,14 @@ Precision parse_precision(const std::string& name) {
   LLMTRAIN_FAIL("train.precision must be \"fp32\" or \"bf16\", got \"", name, "\"");
 }
 
+std::string bf16_slowdown() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return "";
+#else
+  return bf16_slower_reason(bf16_hardware());
+#endif
+}
+
 const char* precision_name(Precision precision) { return precision == Precision::Bf16 ? "bf16" : "fp32"; }
 
 bool bf16_supported() {

@@ -14,6 +14,7 @@
 #include <deque>
 
 #include "busy_clock.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/model/init.hpp"
 #include "reduction_queue.hpp"
@@ -207,7 +208,7 @@ FsdpStore::FsdpStore(const ModelConfig& config, const StoreOptions& options, dis
                  options.strategy, "\"");
   m.group = hsdp ? options.shard_group_size : m.world;
   LLMTRAIN_CHECK(m.group >= 1 && m.world % m.group == 0, "parallel.shard_group_size: ", options.shard_group_size,
-                 " does not divide the ", m.world, " ranks into shard groups");
+                 " does not divide the ", counted(m.world, "rank"), " into shard groups");
   LLMTRAIN_CHECK(options.max_inflight_units >= 1, "parallel.max_inflight_units must be at least 1, got ",
                  options.max_inflight_units);
   LLMTRAIN_CHECK(options.comm_dtype == dist::DType::f32 || options.comm_dtype == dist::DType::bf16,

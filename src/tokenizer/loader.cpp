@@ -11,6 +11,7 @@
 
 #include "components.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/printable.hpp"
 #include "source_files.hpp"
 #include "tokenizer_impl.hpp"
 #include "unicode.hpp"
@@ -40,7 +41,7 @@ json parse_json(const std::string& text, const std::string& where) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    LLMTRAIN_FAIL(where, ": malformed JSON: ", e.what());
+    LLMTRAIN_FAIL(where, ": malformed JSON: ", printable(e.what()));
   }
 }
 
@@ -76,9 +77,18 @@ void check_supported_model(const json& model, const std::string& where) {
 }  // namespace
 
 void load_tokenizer_json(const std::string& text, const std::string& where, Tokenizer::Impl& impl) {
-  const json root = parse_json(text, where);
+  // A path at some other file (a dataset, a model file) is told what was expected, not only what failed.
+  const char* const kExpected = "; expected a Hugging Face tokenizer.json, or a directory with tokenizer.json, "
+                                "vocab.json + merges.txt, or encoder.json + vocab.bpe";
+  json root;
   try {
-    LLMTRAIN_CHECK(root.is_object() && root.contains("model"), where, ": not a tokenizer.json (no \"model\")");
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    LLMTRAIN_FAIL(where, ": not a tokenizer file: malformed JSON (", printable(e.what()), ")", kExpected);
+  }
+  try {
+    LLMTRAIN_CHECK(root.is_object() && root.contains("model"), where,
+                   ": not a tokenizer file: JSON without the tokenizer's \"model\"", kExpected);
     for (const char* key : {"truncation", "padding"})
       LLMTRAIN_CHECK(root.value(key, json()).is_null(), where, ": \"", key,
                      "\" is set; llmtrain does not truncate or pad, remove it from the file");

@@ -22,6 +22,8 @@ std::string set_aside(const std::string& path) {
     return "";
   }
   LLMTRAIN_CHECK(S_ISREG(info.st_mode), path, ": expected a regular file (an earlier run's log) to move aside");
+  // An empty file logged nothing (a run that failed before its first step): no earlier run to keep.
+  if (info.st_size == 0) return "";
   std::tm utc{};
   gmtime_r(&info.st_mtime, &utc);
   char stamp[32];

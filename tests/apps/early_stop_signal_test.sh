@@ -43,5 +43,5 @@ status=$?
 cat "$out"
 [ ${#signalled[@]} -eq 2 ] || { echo "FAIL: found ${#signalled[@]} of 2 rank processes starting MPI"; exit 1; }
 [ "$status" -eq 0 ] || { echo "FAIL: exit status $status (a rank was killed by the signal?)"; exit 1; }
-grep -qE "stopped by signal 10 after step 1 of" "$out" || { echo "FAIL: no 'stopped by signal 10 after step 1'"; exit 1; }
+grep -qE "stopped by SIGUSR1 after step 1 of" "$out" || { echo "FAIL: no 'stopped by SIGUSR1 after step 1'"; exit 1; }
 echo "PASS"

@@ -60,7 +60,7 @@ write_config
 case $case_name in
   pass_ring_over_lo)
     run_np2 -x NCCL_SOCKET_IFNAME=lo "$llmtrain" --preflight "$work/input.toml"
-    expect 0 "data.datasets: 1 datasets, 2 files readable" \
+    expect 0 "data.datasets: 1 dataset, 2 files readable" \
            "interfaces: NCCL_SOCKET_IFNAME -> lo; every rank reached the next over it \[all ranks\]" \
            "train.run_dir: $run_dir writable" "preflight: all checks passed";;
   unknown_interface)

@@ -22,5 +22,5 @@ wait "$pid"
 status=$?
 cat "$out"
 [ "$status" -eq 0 ] || { echo "FAIL: exit status $status"; exit 1; }
-grep -qE "stopped by (signal 10|a stop signal to another rank) after step" "$out" || { echo "FAIL: no 'stopped by signal' message"; exit 1; }
+grep -qE "stopped by (SIGUSR1|a stop signal to another rank) after step" "$out" || { echo "FAIL: no 'stopped by SIGUSR1' message"; exit 1; }
 echo "PASS"

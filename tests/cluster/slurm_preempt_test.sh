@@ -56,7 +56,7 @@ done
 log0=$run/attempt-0.log
 cat "$log0"
 grep -q "llmtrain: stop signal; forwarding it to the ranks" "$work/slurm-preempted-$job.out" || fail "the batch shell's trap did not run"
-stop_step=$(sed -nE 's/.*stopped by signal 10 after step ([0-9]+) of.*/\1/p' "$log0")
+stop_step=$(sed -nE 's/.*stopped by SIGUSR1 after step ([0-9]+) of.*/\1/p' "$log0")
 [ -n "$stop_step" ] && [ "$stop_step" -lt "$steps" ] || fail "llmtrain did not stop early on the forwarded signal"
 grep -q "requeueing job $job" "$work/slurm-preempted-$job.out" || fail "the script did not requeue the job"
 scontrol show job "$job" | grep -q "Restarts=1" || fail "the job was not requeued"

@@ -106,6 +106,31 @@ TEST(LoaderBadInput, FailStopsWithTheFileName) {
   }
 }
 
+// A dataset whose only record is bad (a non-UTF-8 .txt file is one record) gives no document: the error names
+// the file, the reason and the counts, as the max_bad_fraction error does for a .jsonl dataset.
+TEST(LoaderBadInput, ADatasetOfOnlyBadRecordsSaysWhichAndWhy) {
+  TempDir dir("only-bad");
+  write_file(dir / "latin1.txt", "caf\xe9 cr\xe8me, in ISO-8859-1");
+  LoaderOptions o = small_options({{"latin", dir.path(), 1.0, "text"}}, 31);
+  o.max_bad_fraction = 1.0;
+  o.logical_shards = 4;
+  Loader loader(o, byte_encoder(), 0, 1);
+  try {
+    loader.next();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    // The one record is read again in each epoch until the loader gives up: as many bad as read.
+    const std::string read = std::to_string(loader.stats().datasets[0].records_read);
+    EXPECT_NE(what.find("'latin': only bad records in the 1 non-empty logical shard on this rank: " + read + " bad of " +
+                        read + " records read, skipped (data.on_bad_record = \"skip\"); the last: " +
+                        (dir / "latin1.txt") + ": byte 0: invalid UTF-8"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("see the counts"), std::string::npos) << what;
+  }
+}
+
 TEST(LoaderBadInput, TooManyBadRecordsIsAnError) {
   TempDir dir("bad-fraction");
   std::string content = good_lines(100, "g");

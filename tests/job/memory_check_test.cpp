@@ -1,6 +1,8 @@
 // The memory check before allocation: MemAvailable is parsed (and malformed /proc/meminfo is an error); a
 // run whose estimate exceeds what a rank may use is refused with the estimate, the available memory, where
-// that figure came from and the settings to change; train.check_memory = false makes it a warning.
+// that figure came from and the settings to change (only those that would change something, with the fsdp rank
+// count at which the estimate fits); train.check_memory = false makes it a warning. The dry run planning for
+// another world size states what each of its ranks would get here.
 #include <gtest/gtest.h>
 
 #include "llmtrain/core/config.hpp"
@@ -22,42 +24,23 @@ TEST(MemoryCheck, ParsesMemAvailable) {
 TEST(MemoryCheck, ThisHostHasSomeMemoryForEachRank) {
   const AvailableMemory one = available_memory("here", 1), four = available_memory("here", 4);
   EXPECT_GT(one.bytes_per_rank, 0);
-  EXPECT_NE(one.source.find("on host here, shared by its 1 rank"), std::string::npos) << one.source;
-  EXPECT_NE(four.source.find("shared by its 4 ranks"), std::string::npos) << four.source;
+  EXPECT_NE(one.described().find("on host here, shared by its 1 rank"), std::string::npos) << one.described();
+  EXPECT_NE(four.described().find("shared by its 4 ranks"), std::string::npos) << four.described();
 }
 
-TEST(MemoryCheck, ARunThatFitsPasses) {
-  MemoryEstimate estimate;
-  estimate.state_replicated = 1 * kGiB;
-  estimate.activations = 0.5 * kGiB;
-  check_memory(estimate.data_parallel(), estimate, {2 * kGiB, "test"}, true);
+// The dry run planning for more ranks than run it does not say the memory is shared by the ranks it has.
+TEST(MemoryCheck, TheDryRunStatesWhatAPlannedWorldSizeGets) {
+  const AvailableMemory here{16 * kGiB, "16.00 GiB available (MemAvailable) on host n1", 1};
+  EXPECT_EQ(available_here(here, 1, 1), "16.00 GiB per rank (16.00 GiB available (MemAvailable) on host n1, "
+                                        "shared by its 1 rank)");
+  const std::string planned = available_here(here, 8, 1);
+  EXPECT_EQ(planned.find("shared by"), std::string::npos) << planned;
+  EXPECT_NE(planned.find("16.00 GiB per rank with one of the 8 ranks per node like this one, 2.00 GiB with all of "
+                         "them on it"), std::string::npos) << planned;
 }
 
-TEST(MemoryCheck, ARunThatDoesNotFitIsRefusedWithTheNumbersAndTheSettings) {
-  MemoryEstimate estimate;
-  estimate.state_replicated = 3 * kGiB;
-  estimate.activations = 1 * kGiB;
-  const AvailableMemory available{2 * kGiB, "4.00 GiB available (MemAvailable) on host n1, shared by its 2 ranks"};
-  try {
-    check_memory(estimate.data_parallel(), estimate, available, true);
-    FAIL() << "a run needing 4 GiB per rank was allowed with 2 GiB";
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    for (const char* part : {"not enough memory: this run needs about 4.00 GiB per rank",
-                             "AdamW moments 3.00 GiB + activations 1.00 GiB", "but 2.00 GiB is available per rank",
-                             "on host n1, shared by its 2 ranks", "train.batch_size", "train.recompute",
-                             "train.check_memory = false"})
-      EXPECT_NE(what.find(part), std::string::npos) << part << "\n" << what;
-  }
-  // The override starts anyway (the warning is logged).
-  check_memory(estimate.data_parallel(), estimate, available, false);
-}
-
-TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
-  Config config;
-  config.train.batch_size = 4;
-  config.data.seq_len = 128;
-  config.train.recompute = "none";
+// A small model whose replicated state is a few MiB, and a configuration for it.
+ModelConfig small_model() {
   ModelConfig model;
   model.vocab_size = 1000;
   model.d_model = 64;
@@ -65,6 +48,128 @@ TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
   model.n_heads = 4;
   model.n_kv_heads = 4;
   model.d_ff = 128;
+  return model;
+}
+
+// A preset's configuration, every key resolved (a default-constructed Config leaves them unset).
+Config preset(const std::string& name) { return load_config(std::string(LLMTRAIN_SOURCE_DIR) + "/inputs/" + name); }
+
+Config small_config() {
+  Config config = preset("tiny.toml");
+  config.train.check_memory = true;
+  config.train.batch_size = 8;
+  config.data.seq_len = 128;
+  config.train.recompute = "none";
+  config.parallel.strategy = "replicated";
+  return config;
+}
+
+std::string refusal(const Config& config, const ModelConfig& model, int world, const AvailableMemory& available) {
+  try {
+    check_memory(config, model, world, available);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "a run that does not fit was allowed";
+  return "";
+}
+
+TEST(MemoryCheck, ARunThatFitsPasses) {
+  const Config config = small_config();
+  const double needed = estimate_memory(config, small_model(), 1).total("replicated");
+  check_memory(config, small_model(), 1, {needed, "test", 1});
+}
+
+TEST(MemoryCheck, ARunThatDoesNotFitIsRefusedWithTheNumbersAndTheSettings) {
+  const Config config = small_config();
+  const ModelConfig model = small_model();
+  const MemoryEstimate estimate = estimate_memory(config, model, 2);
+  // Room for the state and a quarter of the activations.
+  const AvailableMemory available{estimate.state_replicated + estimate.activations / 4,
+                                  "4.00 GiB available (MemAvailable) on host n1", 2};
+  const std::string what = refusal(config, model, 2, available);
+  for (const std::string& part :
+       {std::string("not enough memory: this run needs about ") + format_bytes(estimate.data_parallel()) + " per rank",
+        std::string("parallel.strategy = \"replicated\" on 2 ranks"),
+        "AdamW moments " + format_bytes(estimate.state_replicated) + " + activations " +
+            format_bytes(estimate.activations),
+        "but " + format_bytes(available.bytes_per_rank) + " is available per rank",
+        std::string("on host n1, shared by its 2 ranks"),
+        std::string("lower train.batch_size from 8 to 2 or less"), std::string("set train.recompute = \"blocks\""),
+        std::string("lower data.seq_len from 128 to 32 or less"), std::string("run fewer ranks per node"),
+        std::string("or set train.check_memory = false to start anyway")})
+    EXPECT_NE(what.find(part), std::string::npos) << part << "\n" << what;
+  // The override starts anyway (the warning is logged).
+  Config anyway = config;
+  anyway.train.check_memory = false;
+  check_memory(anyway, model, 2, available);
+}
+
+// Only what would change something: no batch size already 1, no recompute already "blocks", no ranks per node
+// on a host with one, and nothing about activations when the state alone does not fit.
+TEST(MemoryCheck, TheRefusalSuggestsNoSettingThatIsAlreadySetOrCannotHelp) {
+  Config config = small_config();
+  config.train.batch_size = 1;
+  config.train.recompute = "blocks";
+  const ModelConfig model = small_model();
+  const MemoryEstimate estimate = estimate_memory(config, model, 1);
+  const std::string tight = refusal(config, model, 1, {estimate.data_parallel() - 1, "host n1", 1});
+  for (const char* absent : {"train.batch_size", "train.recompute", "ranks per node"})
+    EXPECT_EQ(tight.find(absent), std::string::npos) << absent << "\n" << tight;
+  EXPECT_NE(tight.find("lower data.seq_len from 128 to 127 or less"), std::string::npos) << tight;
+  config.train.batch_size = 8;
+  config.train.recompute = "none";
+  const std::string state_too_big = refusal(config, model, 1, {estimate.state_replicated / 2, "host n1", 1});
+  for (const char* absent : {"train.batch_size", "train.recompute", "data.seq_len"})
+    EXPECT_EQ(state_too_big.find(absent), std::string::npos) << absent << "\n" << state_too_big;
+}
+
+// The rank count suggested for fsdp is the fewest at which the dry run's estimate fits.
+TEST(MemoryCheck, TheRefusalNamesTheFsdpRankCountThatFits) {
+  Config config = small_config();
+  config.train.batch_size = 1;
+  config.data.seq_len = 8;
+  ModelConfig model = small_model();
+  model.n_layers = 16;  // the state outweighs the window of gathered units
+  Config fsdp = config;
+  fsdp.parallel.strategy = "fsdp";
+  const double budget = estimate_memory(fsdp, model, 4).total("fsdp");
+  ASSERT_GT(estimate_memory(config, model, 1).data_parallel(), budget);
+  const std::string what = refusal(config, model, 1, {budget, "host n1", 1});
+  int fits = 1;
+  while (estimate_memory(fsdp, model, fits).total("fsdp") > budget) ++fits;
+  ASSERT_GT(fits, 1);
+  EXPECT_NE(what.find(cat("set parallel.strategy = \"fsdp\" and run on ", fits, " ranks or more (about ",
+                          format_bytes(estimate_memory(fsdp, model, fits).total("fsdp")),
+                          " per rank by the estimate; llmtrain --dry-run --world-size ", fits, " shows it)")),
+            std::string::npos)
+      << fits << "\n" << what;
+  // Already fsdp on too few ranks: more ranks.
+  const std::string more = refusal(fsdp, model, 1, {budget, "host n1", 1});
+  EXPECT_NE(more.find(cat("run on ", fits, " ranks or more")), std::string::npos) << more;
+  EXPECT_EQ(more.find("set parallel.strategy"), std::string::npos) << more;
+  // No rank count helps (the window and activations alone exceed the memory): none is named.
+  const std::string hopeless = refusal(fsdp, model, 1, {1.0, "host n1", 1});
+  EXPECT_EQ(hopeless.find("ranks or more"), std::string::npos) << hopeless;
+}
+
+// inputs/llama-7b.toml on one rank (the replicated state is 103 GiB): fsdp over the ranks where it fits.
+TEST(MemoryCheck, Llama7bOnOneRankIsToldHowManyFsdpRanksItNeeds) {
+  const Config config = preset("llama-7b.toml");
+  const ModelConfig model = config.model.resolved(50257, config.data.seq_len);  // the GPT-2 tokenizer's size
+  ASSERT_EQ(config.parallel.strategy, "replicated");
+  const std::string what = refusal(config, model, 1, {62 * kGiB, "62.00 GiB available (MemAvailable) on host n1", 1});
+  EXPECT_NE(what.find("set parallel.strategy = \"fsdp\" and run on 2 ranks or more"), std::string::npos) << what;
+  for (const char* absent : {"train.batch_size", "train.recompute", "data.seq_len", "ranks per node"})
+    EXPECT_EQ(what.find(absent), std::string::npos) << absent << "\n" << what;
+}
+
+TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
+  Config config = preset("tiny.toml");
+  config.train.batch_size = 4;
+  config.data.seq_len = 128;
+  config.train.recompute = "none";
+  const ModelConfig model = small_model();
   const MemoryEstimate whole = estimate_memory(config, model, 2);
   EXPECT_EQ(whole.state_replicated, 16.0 * double(model.parameter_count()));
   EXPECT_EQ(whole.fsdp_state, whole.state_replicated / 2);
@@ -76,7 +181,7 @@ TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
 }
 
 TEST(MemoryCheck, Bf16AddsTheHeadsTwoPackedCopiesToEveryStrategy) {
-  Config config;
+  Config config = preset("tiny.toml");
   config.train.recompute = "none";
   ModelConfig model;
   model.vocab_size = 1000;

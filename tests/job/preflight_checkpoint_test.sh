@@ -30,7 +30,7 @@ each=$(sed -nE 's/.*need [0-9.]+ MiB, ([0-9.]+) MiB each.*/\1/p' "$work/out")
 preflight 2
 [ "$status" -eq 1 ] || fail "keep_last = 2 on 60 MiB: status $status, expected 1"
 expect "PROBLEM: checkpoint.dir: $ckpt has [0-9.]+ MiB free; 3 checkpoints of this model \(checkpoint.keep_last = 2, this run writes 4\) need [0-9.]+ MiB, [0-9.]+ MiB each \(a checkpoint write that runs out of space stops the job\)"
-expect "preflight: 1 problem"
+expect "preflight: 1 problem;"
 
 # keep_last = 0 keeps every checkpoint: as many as the run writes (train.steps / every_steps + the last).
 preflight 0 --set train.steps=1

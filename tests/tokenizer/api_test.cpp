@@ -161,7 +161,18 @@ TEST(TokenizerApi, ClearLoadErrors) {
   const std::string model = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
   EXPECT_EQ(load_error("{" + model + "}"), "");
   EXPECT_NE(load_error("{" + model).find("malformed JSON"), std::string::npos);
-  EXPECT_NE(load_error("[1, 2]").find("not a tokenizer.json"), std::string::npos);
+  EXPECT_NE(load_error("[1, 2]").find("bad_tokenizer.json: not a tokenizer file: JSON without the tokenizer's \"model\"; "
+                                      "expected a Hugging Face tokenizer.json, or a directory with"),
+            std::string::npos);
+  // Some other file (binary, not JSON): what was expected, and none of its bytes raw.
+  const std::string binary = load_error(std::string("\x93NUMPY\x01\x00v\x00{'descr'", 16));
+  EXPECT_NE(binary.find("bad_tokenizer.json: not a tokenizer file: malformed JSON ("), std::string::npos) << binary;
+  EXPECT_NE(binary.find("expected a Hugging Face tokenizer.json, or a directory with tokenizer.json, vocab.json + "
+                        "merges.txt, or encoder.json + vocab.bpe"),
+            std::string::npos)
+      << binary;
+  EXPECT_NE(binary.find("\\x93"), std::string::npos) << binary;
+  for (const char c : binary) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "raw byte " << int(c) << " in: " << binary;
   EXPECT_NE(load_error(R"({"normalizer": {"type": "Lowercase"}, )" + model + "}").find("unsupported normalizer 'Lowercase'"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"pre_tokenizer": {"type": "BertPreTokenizer"}, )" + model + "}").find("BertPreTokenizer"),

@@ -95,7 +95,7 @@ TEST(TokenizeCli, BadInputNamesFileAndLine) {
   EXPECT_NE(error_of("--tokenizer " + tok + " /nonexistent/in.jsonl").find("/nonexistent/in.jsonl: cannot open"),
             std::string::npos);
   const std::string broken = write("broken.json", "{\"model\": ");
-  EXPECT_NE(error_of("--tokenizer " + broken + " " + missing).find("broken.json: malformed JSON"), std::string::npos);
+  EXPECT_NE(error_of("--tokenizer " + broken + " " + missing).find("broken.json: not a tokenizer file: malformed JSON"), std::string::npos);
   EXPECT_NE(error_of("").find("--tokenizer is required"), std::string::npos);
   EXPECT_NE(error_of("--tokenizer " + tok + " --bogus").find("unknown option --bogus"), std::string::npos);
 }

@@ -56,6 +56,15 @@ TEST_F(RunFiles, SetAsideNamesTheFileByWhenItWasLastWritten) {
   EXPECT_EQ(set_aside(path("metrics.jsonl")), "");  // nothing to move
 }
 
+// A run that failed before its first step leaves an empty file: the next run must not present it as the
+// previous run's log.
+TEST_F(RunFiles, SetAsideLeavesAnEmptyFile) {
+  write(path("metrics.jsonl"), "");
+  EXPECT_EQ(set_aside(path("metrics.jsonl")), "");
+  EXPECT_TRUE(fs::exists(path("metrics.jsonl")));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
 TEST_F(RunFiles, SetAsideRefusesWhatIsNotARegularFile) {
   fs::create_directories(path("metrics.jsonl"));
   try {

@@ -2,8 +2,9 @@
 // failure into a clean, quick end of the whole job:
 //  - an error every rank meets together (a bad configuration, checked with agree()) is printed once, by
 //    the lowest failing rank, and every rank exits with status 1;
-//  - an error on some ranks only is printed with its rank, and MPI_Abort ends all ranks within seconds,
-//    so the others never hang in a collective waiting for it.
+//  - an error on some ranks only is printed with its rank (a one-process run names none), and MPI_Abort
+//    ends all ranks within seconds, so the others never hang in a collective waiting for it.
+// Messages start with the program's name (argv[0]'s file name): "llmtrain-ckpt: error: ...".
 #pragma once
 
 #include <functional>

@@ -16,6 +16,10 @@
 
 namespace llmtrain::job {
 
+// The tokenizer at tokenizer.path; an error names the configuration file and the key before saying what is
+// wrong with the file.
+tokenizer::Tokenizer load_tokenizer(const Config& config);
+
 // vocab_size: the tokenizer's size, used when model.vocab_size is 0 (and checked against it otherwise).
 ModelConfig model_config(const Config& config, std::int64_t tokenizer_vocab_size);
 

@@ -27,6 +27,9 @@ const char* precision_name(Precision precision);
 // Whether Precision::Bf16 runs at bf16 speed here: the CPU has AVX512_BF16 (host build), or the GPU has
 // bf16 tensor cores (CUDA build).
 bool bf16_supported();
+// Why Precision::Bf16 is slower than fp32 here, though supported (an Intel CPU: llmtrain::bf16_slower_reason);
+// empty where it is not, and in a CUDA build, whose products run on the GPU.
+std::string bf16_slowdown();
 
 // Bf16 is for float only (a double product with Bf16 throws).
 template <typename T>

@@ -12,8 +12,9 @@
 namespace llmtrain::train {
 
 // Renames `path` (dir/name.ext) to dir/name.<UTC time it was last written, YYYYmmddTHHMMSSZ>.ext (with
-// -2, -3, ... if that exists too) and returns the new path; returns "" if `path` does not exist. An error
-// (not a regular file, rename refused) names the path.
+// -2, -3, ... if that exists too) and returns the new path; returns "" if `path` does not exist or is empty
+// (a run that failed before logging anything: it stays, to be appended to). An error (not a regular file,
+// rename refused) names the path.
 std::string set_aside(const std::string& path);
 
 struct KeptLines {
