@@ -3,7 +3,10 @@
 # Usage: faults_test.sh CASE MPIRUN LLMTRAIN CKPT_TOOL PROBE CONFIG WORK
 #   kill        a rank SIGKILLed while the .tmp file is written; resume = auto takes the previous checkpoint
 #   corrupt     a flipped bit in a dataset: verify fails naming it, resume falls back to the previous one
-#   full        a small tmpfs: "not enough free space" on every rank, no hang, the previous checkpoint intact
+#   full        a small tmpfs with room for two checkpoints: the run starts (room for one; a warning) and
+#               its second write finds "not enough free space" on every rank, no hang, the previous
+#               checkpoint intact (a directory without room for one is refused at start-up:
+#               tests/job/startup_checkpoint_dir_test.sh)
 #   write_error a file size limit (ulimit -f) makes HDF5's write fail mid-file: every rank ends through
 #               MPI_Abort with the error, no hang, the previous checkpoint intact
 #   stall       a rank stops mid-write (a file system that no longer answers): checkpoint.timeout_s ends the
@@ -54,15 +57,17 @@ corrupt)
   expect "resumed from .*step_00000001\.h5 at step 1" ;;
 full)
   mkdir -p "$work/mnt"
-  mount -t tmpfs -o size=30m tmpfs "$work/mnt" || fail "cannot mount a tmpfs (the test needs root)"
+  mount -t tmpfs -o size=50m tmpfs "$work/mnt" || fail "cannot mount a tmpfs (the test needs root)"
   trap 'umount "$work/mnt"' EXIT
   ckpt_dir=$work/mnt/ckpt
   train 2 2 && [ "$status" -eq 0 ] || fail "first run: status $status"
+  sets=(--set checkpoint.every_steps=1)
   train 2 4
   [ "$status" -ne 0 ] || fail "a full disk went unnoticed"
+  expect "warning: checkpoint.dir: .* has [0-9.]+ MiB free; [0-9]+ checkpoints of this model"
   expect "not enough free space for a checkpoint: [0-9]+ bytes free, about [0-9]+ needed"
-  "$tool" verify "$ckpt_dir/step_00000002.h5" || fail "the previous checkpoint is damaged"
-  [ "$(cat "$ckpt_dir/LATEST")" = step_00000002.h5 ] || fail "LATEST moved" ;;
+  "$tool" verify "$ckpt_dir/step_00000003.h5" || fail "the previous checkpoint is damaged"
+  [ "$(cat "$ckpt_dir/LATEST")" = step_00000003.h5 ] || fail "LATEST moved" ;;
 write_error)
   train 2 2 && [ "$status" -eq 0 ] || fail "first run: status $status"
   # 12 MiB per file (MPI's shared-memory segments need a few): the checkpoint (22 MB) fails mid-write with EFBIG (the writer ignores SIGXFSZ); logs stay small.
