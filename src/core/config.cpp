@@ -90,7 +90,7 @@ std::string describe(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::string: out << "string \"" << node.as_string()->get() << "\""; break;
     case toml::node_type::integer: out << "integer " << node.as_integer()->get(); break;
-    case toml::node_type::floating_point: out << "number " << node.as_floating_point()->get(); break;
+    case toml::node_type::floating_point: out << "number " << schema::real_to_toml(node.as_floating_point()->get()); break;
     case toml::node_type::boolean: out << "boolean " << (node.as_boolean()->get() ? "true" : "false"); break;
     case toml::node_type::table: out << "a table"; break;
     case toml::node_type::array: out << "an array"; break;
@@ -129,8 +129,11 @@ Value convert(const Parse& parse, const FieldSpec<Target>& spec, const toml::nod
     case Kind::Real: {
       if (!node.is_number()) parse.fail_at(node, key, "expected a number, " + got);
       const double v = node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
-      if (!(v >= spec.min && v <= spec.max))
-        parse.fail_at(node, key, cat("value ", v, " out of range [", spec.min, ", ", spec.max, "]"));
+      if (!(v >= spec.min && v <= spec.max)) {
+        const std::string written = node.is_integer() ? std::to_string(node.as_integer()->get()) : schema::real_to_toml(v);
+        parse.fail_at(node, key, cat("value ", written, " out of range [", schema::real_to_toml(spec.min), ", ",
+                                     schema::real_to_toml(spec.max), "]"));
+      }
       return v;
     }
     case Kind::Boolean:
@@ -251,7 +254,8 @@ void check_conflicts(const Parse& parse, const Config& c) {
     parse.fail("model.n_kv_heads",
                cat(kv_heads, " does not divide model.n_heads = ", m.n_heads, parse.source_of("model.n_heads")));
   if (c.train.min_lr > c.train.lr)
-    parse.fail("train.min_lr", cat(c.train.min_lr, " is larger than train.lr = ", c.train.lr, parse.source_of("train.lr")));
+    parse.fail("train.min_lr", cat(schema::real_to_toml(c.train.min_lr), " is larger than train.lr = ",
+                                    schema::real_to_toml(c.train.lr), parse.source_of("train.lr")));
   if (c.train.warmup_steps > c.train.steps)
     parse.fail("train.warmup_steps", cat(c.train.warmup_steps, " is larger than train.steps = ", c.train.steps,
                                          parse.source_of("train.steps")));
@@ -414,7 +418,7 @@ train.steps=7)`). `--dry-run` marks overridden keys `# --set`.
     if (spec.kind == Kind::Integer)
       range = cat(static_cast<std::int64_t>(spec.min), " .. ", static_cast<std::int64_t>(spec.max));
     else if (spec.kind == Kind::Real)
-      range = cat(spec.min, " .. ", spec.max);
+      range = schema::real_to_toml(spec.min) + " .. " + schema::real_to_toml(spec.max);
     for (const auto& c : spec.choices) range += (range.empty() ? "" : ", ") + ("`" + c + "`");
     out << "| `" << spec.key << "` | " << schema::kind_name(spec.kind) << " | " << def << " | " << range << " | "
         << spec.help << " |\n";

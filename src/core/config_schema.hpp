@@ -52,6 +52,9 @@ const std::vector<std::pair<std::string, std::string>>& sections();
 const std::vector<std::pair<std::string, std::string>>& dataset_arrays();
 
 std::string kind_name(Kind kind);
+// TOML text of a value: integers as they are, numbers in the shortest form that reads back as the same double
+// (plain from 1e-4 to below 1e7: "1800.0", "0.0003"; else "1e-8", "1e9"), strings quoted with TOML's escapes.
 std::string value_to_toml(const Value& value);
+std::string real_to_toml(double value);
 
 }  // namespace llmtrain::schema
