@@ -256,9 +256,6 @@ void check_conflicts(const Parse& parse, const Config& c) {
   if (c.train.min_lr > c.train.lr)
     parse.fail("train.min_lr", cat(schema::real_to_toml(c.train.min_lr), " is larger than train.lr = ",
                                     schema::real_to_toml(c.train.lr), parse.source_of("train.lr")));
-  if (c.train.warmup_steps > c.train.steps)
-    parse.fail("train.warmup_steps", cat(c.train.warmup_steps, " is larger than train.steps = ", c.train.steps,
-                                         parse.source_of("train.steps")));
   if (c.data.datasets.empty())
     parse.fail("data.datasets", "no [[data.datasets]] table: at least one training dataset is required");
   if (c.train.eval_every > 0 && c.data.eval_datasets.empty())
@@ -398,8 +395,8 @@ repeatable. Overrides are applied in order after the file is parsed and before a
 an override replaces the file's value, a later override replaces an earlier one, and the result is
 exactly what a file with those values would give (same types, ranges, choices and conflict checks).
 Errors name the override: `--set train.stepz=7: unknown key (did you mean train.steps?)`, and a
-conflict with a key of the file names both (`... 30 is larger than train.steps = 7 (--set
-train.steps=7)`). `--dry-run` marks overridden keys `# --set`.
+conflict with a key of the file names both (`... 0.001 is larger than train.lr = 0.0005 (--set
+train.lr=0.0005)`). `--dry-run` marks overridden keys `# --set`.
 
 - Values are typed by the schema, so quotes are optional: `--set parallel.backend=mpi`,
   `--set train.run_dir=runs/r`, `--set model.tie_embeddings=true`, `--set train.lr=3e-4`. A value

@@ -156,7 +156,9 @@ const std::vector<FieldSpec<Config>>& config_fields() {
       bind_member(&C::train, &TrainConfig::min_lr, real<C>("train", "min_lr", 3e-5, 0.0, 10.0,
            "Learning rate at the end of the decay; at most lr.")),
       bind_member(&C::train, &TrainConfig::warmup_steps, integer<C>("train", "warmup_steps", 100, 0, kMaxInt,
-           "Steps of linear warm-up from 0 to lr; at most steps.")),
+           "Steps of linear warm-up from 0 to lr. A run shorter than its warm-up (a quick trial with --set train.steps=N) "
+           "starts with a warning and keeps rising for all its steps: the learning rate never reaches lr and does not "
+           "decay, the first steps of the longer run exactly.")),
       bind_member(&C::train, &TrainConfig::schedule, choice<C>("train", "schedule", "cosine",
            {"cosine", "linear", "constant"}, "Decay after warm-up, from lr to min_lr.")),
       bind_member(&C::train, &TrainConfig::weight_decay, real<C>("train", "weight_decay", 0.1, 0.0, 10.0,

@@ -90,8 +90,20 @@ parallel::StoreOptions store_options(const Config& config, int world_size) {
   return out;
 }
 
+std::string warmup_warning(const TrainConfig& t) {
+  if (t.warmup_steps <= t.steps) return "";
+  // The schedule's warm-up does not depend on the run's length: a short trial follows the longer run's first steps.
+  const optim::ScheduleOptions schedule{optim::parse_decay(t.schedule), t.lr, t.min_lr, t.warmup_steps, t.steps};
+  return cat("train.warmup_steps = ", t.warmup_steps, " is larger than train.steps = ", t.steps,
+             ": the learning rate rises for the whole run and ends at ", optim::learning_rate(schedule, t.steps - 1),
+             " (", t.steps, "/", t.warmup_steps, " of train.lr = ", t.lr,
+             "), never reaching train.lr nor decaying; set train.warmup_steps to at most ", t.steps,
+             " for a warm-up that completes");
+}
+
 train::TrainOptions train_options(const Config& config, double peak_flops) {
   const TrainConfig& t = config.train;
+  if (const std::string warning = warmup_warning(t); !warning.empty()) log_warn(warning);
   train::TrainOptions out;
   out.steps = t.steps;
   out.grad_accum = t.grad_accum;

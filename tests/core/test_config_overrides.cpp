@@ -168,15 +168,15 @@ TEST_F(ConfigTest, MalformedOverrides) {
 
 TEST_F(ConfigTest, ConflictsNameTheOverrideThatCausedThem) {
   const std::string file = (dir_ / "input.toml").string();
-  EXPECT_EQ(error_of(minimal(), {"train.warmup_steps=20"}),
-            "--set train.warmup_steps=20: 20 is larger than train.steps = 10 (line 10)");
-  EXPECT_EQ(error_of(minimal(), {"train.steps=1"}),
-            file + ":11: train.warmup_steps: 2 is larger than train.steps = 1 (--set train.steps=1)");
-  EXPECT_EQ(error_of(minimal(), {"train.steps=7", "train.warmup_steps=8"}),
-            "--set train.warmup_steps=8: 8 is larger than train.steps = 7 (--set train.steps=7)");
+  EXPECT_EQ(error_of(minimal("", "lr = 0.001\n"), {"train.min_lr=0.01"}),
+            "--set train.min_lr=0.01: 0.01 is larger than train.lr = 0.001 (line 12)");
+  EXPECT_EQ(error_of(minimal("", "min_lr = 0.0001\n"), {"train.lr=0.00005"}),
+            file + ":12: train.min_lr: 0.0001 is larger than train.lr = 5e-5 (--set train.lr=0.00005)");
+  EXPECT_EQ(error_of(minimal(), {"train.lr=0.001", "train.min_lr=0.002"}),
+            "--set train.min_lr=0.002: 0.002 is larger than train.lr = 0.001 (--set train.lr=0.001)");
   EXPECT_EQ(error_of(minimal(), {"model.n_heads=5"}),
             file + ":2: model.d_model: 64 is not a multiple of model.n_heads = 5 (--set model.n_heads=5)");
-  EXPECT_EQ(error_of(minimal(), {"train.steps=7", "train.warmup_steps=2"}), "");  // the same values, consistent
+  EXPECT_EQ(error_of(minimal(), {"train.lr=0.001", "train.min_lr=0.0001"}), "");  // the same keys, consistent
 }
 
 TEST_F(ConfigTest, ParseConfigTakesOverridesToo) {
