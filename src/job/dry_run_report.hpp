@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 
 namespace llmtrain::job {

@@ -14,7 +14,7 @@
 #include <map>
 
 #include "llmtrain/ckpt/checkpoint.hpp"
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/inspect.hpp"
 #include "llmtrain/dist/gather_bytes.hpp"

@@ -3,7 +3,7 @@
 // that figure came from and the settings to change; train.check_memory = false makes it a warning.
 #include <gtest/gtest.h>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "memory_check.hpp"
 

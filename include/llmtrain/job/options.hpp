@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/model/gemm.hpp"

@@ -3,12 +3,13 @@
 // The key is TOML dotted-key syntax, so a dataset name with a dot is quoted as in a file:
 // data.datasets."web.en".weight=0.5. The value is typed by the schema: a key that holds text takes the
 // text as written (quotes optional), other keys take a TOML value (7, 3e-4, true).
-#include "config_overrides.hpp"
+#include "overrides.hpp"
 
 #include <algorithm>
 #include <cstdint>
 
-#include "config_schema.hpp"
+#include "schema.hpp"
+#include "toml_text.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::config_overrides {

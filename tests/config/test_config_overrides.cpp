@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "config_fixture.hpp"
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 
 namespace fs = std::filesystem;
 using llmtrain::Config;
