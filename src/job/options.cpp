@@ -78,9 +78,11 @@ parallel::StoreOptions store_options(const Config& config, int world_size) {
   parallel::StoreOptions out;
   out.strategy = c.strategy;
   if (c.strategy == "hsdp") {
-    LLMTRAIN_CHECK(c.shard_group_size >= 1 && world_size % c.shard_group_size == 0, config.source_file,
-                   ": parallel.shard_group_size: ", c.shard_group_size, " must divide the ", world_size,
-                   " ranks into shard groups (strategy hsdp)");
+    LLMTRAIN_CHECK(c.shard_group_size >= 1, config.source_file,
+                   ": parallel.shard_group_size: strategy hsdp needs the ranks per shard group (0 is the default)");
+    LLMTRAIN_CHECK(world_size % c.shard_group_size == 0, config.source_file, ": parallel.shard_group_size: ",
+                   c.shard_group_size, " must divide the number of ranks (", world_size,
+                   ") into shard groups (strategy hsdp)");
     out.shard_group_size = int(c.shard_group_size);
   }
   out.max_inflight_units = int(c.max_inflight_units);

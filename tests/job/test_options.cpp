@@ -1,6 +1,10 @@
-// Configuration -> area options: the warning of a run shorter than its warm-up, and that it is logged once.
+// Configuration -> area options: the warning of a run shorter than its warm-up (logged once), and hsdp's
+// shard groups checked against the rank count.
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/job/options.hpp"
 
@@ -36,6 +40,26 @@ TEST(WarmupWarning, LoggedByRankZeroOnly) {
     else
       EXPECT_EQ(logged, "");
   }
+}
+
+TEST(StoreOptions, HsdpShardGroupSizeMustDivideTheRanks) {
+  llmtrain::Config config = llmtrain::default_config();
+  config.source_file = "run.toml";
+  config.parallel.strategy = "hsdp";
+  const auto error = [&](int world_size) {
+    try {
+      llmtrain::job::store_options(config, world_size);
+    } catch (const llmtrain::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(4), "run.toml: parallel.shard_group_size: strategy hsdp needs the ranks per shard group (0 is the default)");
+  config.parallel.shard_group_size = 2;
+  EXPECT_EQ(error(1), "run.toml: parallel.shard_group_size: 2 must divide the number of ranks (1) into shard groups "
+                      "(strategy hsdp)");
+  EXPECT_EQ(error(4), "");
+  EXPECT_EQ(llmtrain::job::store_options(config, 4).shard_group_size, 2);
 }
 
 }  // namespace
