@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/job/options.hpp"
 #include "llmtrain/model/param_units.hpp"
 
 namespace llmtrain::job {
@@ -83,12 +84,15 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   const double tokens_per_micro_batch = static_cast<double>(config.train.batch_size * config.data.seq_len);
   const MemoryEstimate memory = estimate_memory(config, m, world_size);
   const double tokens_global = tokens_per_micro_batch * config.train.grad_accum * world_size;
+  const auto ranks = [](std::int64_t n) { return cat(n, n == 1 ? " rank" : " ranks"); };
   std::string out;
   out += cat("model: ", count(params), " parameters (", m.parameter_count(), "), ", m.n_layers, " blocks of width ",
              m.d_model, ", SwiGLU width ", m.d_ff, ", vocabulary ", m.vocab_size, "\n");
-  out += cat("batch: ", config.train.batch_size, " rows x ", config.data.seq_len, " tokens per rank, ",
-             config.train.grad_accum, " micro-batches per step, ", world_size, " ranks = ",
+  out += cat("batch: ", config.train.batch_size, config.train.batch_size == 1 ? " row x " : " rows x ",
+             config.data.seq_len, " tokens per rank, ", config.train.grad_accum,
+             config.train.grad_accum == 1 ? " micro-batch" : " micro-batches", " per step, ", ranks(world_size), " = ",
              count(tokens_global), " tokens per step\n");
+  if (const std::string warning = warmup_warning(config.train); !warning.empty()) out += "warning: " + warning + "\n";
   const auto memory_row = [&out](const std::string& what, double state, double window, double total) {
     char line[200];
     std::snprintf(line, sizeof line, "  %-40s %12s %12s %12s\n", what.c_str(), format_bytes(state).c_str(),
@@ -96,7 +100,7 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
     out += line;
   };
   const ParallelConfig& p = config.parallel;
-  out += cat("memory per rank at ", world_size, " ranks (estimate, float32 state; window K = ", p.max_inflight_units,
+  out += cat("memory per rank at ", ranks(world_size), " (estimate, float32 state; window K = ", p.max_inflight_units,
              ", R = ", p.max_inflight_reductions, ", activations ", format_bytes(memory.activations),
              " (recompute = \"", config.train.recompute, "\")",
              memory.head_copies > 0 ? cat(", bf16 head copies ", format_bytes(memory.head_copies)) : std::string(),
@@ -105,10 +109,10 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   std::snprintf(header, sizeof header, "  %-40s %12s %12s %12s\n", "strategy", "state", "window", "total");
   out += header;
   memory_row("replicated (data parallel)", memory.state_replicated, 0, memory.total("replicated"));
-  memory_row(cat("fsdp: fully sharded over ", world_size, " ranks"), memory.fsdp_state, memory.fsdp_window,
+  memory_row(cat("fsdp: fully sharded over ", ranks(world_size)), memory.fsdp_state, memory.fsdp_window,
              memory.total("fsdp"));
   if (memory.hsdp_state > 0)
-    memory_row(cat("hsdp: shard groups of ", p.shard_group_size, " ranks"), memory.hsdp_state, memory.hsdp_window,
+    memory_row(cat("hsdp: shard groups of ", ranks(p.shard_group_size)), memory.hsdp_state, memory.hsdp_window,
                memory.total("hsdp"));
   out += cat("strategy: ", p.strategy, "\n");
   return out;
