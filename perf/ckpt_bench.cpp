@@ -13,7 +13,7 @@
 #include <string>
 
 #include "llmtrain/ckpt/checkpoint.hpp"
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/job/options.hpp"

@@ -2,7 +2,7 @@
 # The README's second command (and CI's): set up, build, and run every test; then build the test programs
 # again with AddressSanitizer + UBSan in build-asan/ and run the unit and MPI tests there (the seed corpus
 # replays of tests/fuzz included). Set LLMTRAIN_SKIP_SANITIZED=1 to stop after the first tree.
-# Tests labelled `long` (a local Slurm cluster, long training runs, fuzzing) are registered, and run, only
+# Tests labelled `long` (a local Slurm cluster, long training runs, 60 s of fuzzing per target) are registered, and run, only
 # with --long (CMake's LLMTRAIN_LONG_TESTS), so a plain `ctest --test-dir build` never starts them either.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/stop_signal.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/job/job.hpp"

@@ -9,6 +9,7 @@
 
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/job/options.hpp"
 #include "llmtrain/model/param_units.hpp"
 
 namespace llmtrain::job {
@@ -90,6 +91,7 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   out += cat("batch: ", config.train.batch_size, " rows x ", config.data.seq_len, " tokens per rank, ",
              counted(config.train.grad_accum, "micro-batch", "micro-batches"), " per step, ",
              counted(world_size, "rank"), " = ", count(tokens_global), " tokens per step\n");
+  if (const std::string warning = warmup_warning(config.train); !warning.empty()) out += "warning: " + warning + "\n";
   const auto memory_row = [&out](const std::string& what, double state, double window, double total) {
     char line[200];
     std::snprintf(line, sizeof line, "  %-40s %12s %12s %12s\n", what.c_str(), format_bytes(state).c_str(),

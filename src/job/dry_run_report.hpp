@@ -1,10 +1,11 @@
-// What `llmtrain --dry-run` prints after the resolved configuration: the parameter count of the model
-// and an estimate of the memory each rank needs (weights, gradients, AdamW moments and activations).
+// What `llmtrain --dry-run` prints after the resolved configuration: the parameter count of the model,
+// the batch, the warning of a run shorter than its warm-up, and an estimate of the memory each rank needs
+// (weights, gradients, AdamW moments and activations).
 #pragma once
 
 #include <string>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 
 namespace llmtrain::job {

@@ -1,7 +1,6 @@
 // Config -> area options. Errors name the configuration key, like those of the parser.
 #include "llmtrain/job/options.hpp"
 
-#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
@@ -99,9 +98,11 @@ parallel::StoreOptions store_options(const Config& config, int world_size) {
   parallel::StoreOptions out;
   out.strategy = c.strategy;
   if (c.strategy == "hsdp") {
-    LLMTRAIN_CHECK(c.shard_group_size >= 1 && world_size % c.shard_group_size == 0, config.source_file,
-                   ": parallel.shard_group_size: ", c.shard_group_size, " must divide the ",
-                   counted(world_size, "rank"), " into shard groups (strategy hsdp)");
+    LLMTRAIN_CHECK(c.shard_group_size >= 1, config.source_file,
+                   ": parallel.shard_group_size: strategy hsdp needs the ranks per shard group (0 is the default)");
+    LLMTRAIN_CHECK(world_size % c.shard_group_size == 0, config.source_file, ": parallel.shard_group_size: ",
+                   c.shard_group_size, " must divide the number of ranks (", world_size,
+                   ") into shard groups (strategy hsdp)");
     out.shard_group_size = int(c.shard_group_size);
   }
   out.max_inflight_units = int(c.max_inflight_units);
@@ -111,8 +112,20 @@ parallel::StoreOptions store_options(const Config& config, int world_size) {
   return out;
 }
 
+std::string warmup_warning(const TrainConfig& t) {
+  if (t.warmup_steps <= t.steps) return "";
+  // The schedule's warm-up does not depend on the run's length: a short trial follows the longer run's first steps.
+  const optim::ScheduleOptions schedule{optim::parse_decay(t.schedule), t.lr, t.min_lr, t.warmup_steps, t.steps};
+  return cat("train.warmup_steps = ", t.warmup_steps, " is larger than train.steps = ", t.steps,
+             ": the learning rate rises for the whole run and ends at ", optim::learning_rate(schedule, t.steps - 1),
+             " (", t.steps, "/", t.warmup_steps, " of train.lr = ", t.lr,
+             "), never reaching train.lr nor decaying; set train.warmup_steps to at most ", t.steps,
+             " for a warm-up that completes");
+}
+
 train::TrainOptions train_options(const Config& config, double peak_flops) {
   const TrainConfig& t = config.train;
+  if (const std::string warning = warmup_warning(t); !warning.empty()) log_warn(warning);
   train::TrainOptions out;
   out.steps = t.steps;
   out.grad_accum = t.grad_accum;

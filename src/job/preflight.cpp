@@ -11,7 +11,7 @@
 #include <cstring>
 #include <map>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/inspect.hpp"

@@ -1,6 +1,7 @@
 // Resume checks and provenance trimming (see resume.hpp).
 #include "resume.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -40,6 +41,19 @@ std::map<std::string, std::string> settings(const std::string& toml) {
   return out;
 }
 
+// Whether two printed values are the same setting: the same text, or numbers of the same value (a checkpoint
+// keeps the printed form of its time: 1800 was printed "1.8e+03" before numbers were printed plainly).
+bool same_value(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const auto number = [](const std::string& text, double& value) {
+    const char* end = text.data() + text.size();
+    const auto result = std::from_chars(text.data(), end, value);
+    return !text.empty() && text[0] != '"' && result.ec == std::errc() && result.ptr == end;
+  };
+  double x = 0, y = 0;
+  return number(a, x) && number(b, y) && x == y;
+}
+
 }  // namespace
 
 bool may_change_at_resume(const std::string& key) {
@@ -62,7 +76,7 @@ std::vector<std::string> resume_conflicts(const std::string& saved_toml, const s
     if (may_change_at_resume(key)) continue;
     const auto it = current.find(key);
     const std::string now = it == current.end() ? "(absent)" : it->second;
-    if (now != value) out.push_back(cat(key, ": checkpoint has ", value, ", this run has ", now));
+    if (!same_value(now, value)) out.push_back(cat(key, ": checkpoint has ", value, ", this run has ", now));
   }
   for (const auto& [key, value] : current)
     if (!may_change_at_resume(key) && !saved.count(key)) out.push_back(cat(key, ": checkpoint has (absent), this run has ", value));

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "check_result.hpp"
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/dist/runtime.hpp"
 

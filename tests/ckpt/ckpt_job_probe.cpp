@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "../job/epoch0_audit.hpp"
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/hash.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
 #include "llmtrain/job/options.hpp"

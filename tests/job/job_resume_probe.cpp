@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"

@@ -5,7 +5,7 @@
 // another world size states what each of its ranks would get here.
 #include <gtest/gtest.h>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 #include "memory_check.hpp"
 

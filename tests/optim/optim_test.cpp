@@ -129,5 +129,23 @@ TEST(Schedule, WarmupThenDecayToMinimum) {
   EXPECT_THROW(parse_decay("exp"), Error);
 }
 
+TEST(Schedule, RunShorterThanItsWarmupKeepsRisingAndNeverReachesThePeak) {
+  ScheduleOptions longer;
+  longer.lr = 1.0;
+  longer.min_lr = 0.1;
+  longer.warmup_steps = 10;
+  longer.total_steps = 100;
+  for (const Decay decay : {Decay::Cosine, Decay::Linear, Decay::Constant}) {
+    ScheduleOptions trial = longer;
+    trial.decay = longer.decay = decay;
+    trial.total_steps = 4;
+    for (std::int64_t step = 0; step < trial.total_steps; ++step) {
+      EXPECT_DOUBLE_EQ(learning_rate(trial, step), 0.1 * double(step + 1));  // the longer run's first steps
+      EXPECT_EQ(learning_rate(trial, step), learning_rate(longer, step));
+    }
+    EXPECT_LT(learning_rate(trial, trial.total_steps - 1), trial.lr);
+  }
+}
+
 }  // namespace
 }  // namespace llmtrain::optim

@@ -3,7 +3,7 @@
 // One struct for the TOML `[model]` section and for the model itself. In a file, vocab_size = 0,
 // n_kv_heads = 0 and d_ff = 0 mean "derive it"; resolved() fills them in (and max_seq_len from
 // data.seq_len) before a model is built. The member defaults serve tests and benchmarks that fill the
-// struct directly; a configuration file gets the schema's defaults (src/core/config_schema.cpp).
+// struct directly; a configuration file gets the schema's defaults (src/config/schema_model.cpp).
 #pragma once
 
 #include <cstdint>

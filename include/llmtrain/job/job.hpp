@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/dist/runtime.hpp"
 #include "llmtrain/train/trainer.hpp"
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/data/loader.hpp"
 #include "llmtrain/model/gemm.hpp"
@@ -45,7 +45,11 @@ parallel::StoreOptions store_options(const Config& config, int world_size);
 // warning in the log that says why.
 model::Precision products_precision(const Config& config);
 
-// peak_flops: the per-rank flop/s MFU is reported against (0: no MFU).
+// peak_flops: the per-rank flop/s MFU is reported against (0: no MFU). Logs warmup_warning's warning.
 train::TrainOptions train_options(const Config& config, double peak_flops);
+
+// For a run shorter than its warm-up (train.warmup_steps > train.steps), what its learning rate does: it rises
+// for the whole run, ends below train.lr (by how much) and never decays. "" otherwise.
+std::string warmup_warning(const TrainConfig& train);
 
 }  // namespace llmtrain::job

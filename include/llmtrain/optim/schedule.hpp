@@ -18,7 +18,8 @@ struct ScheduleOptions {
 };
 
 // Learning rate of optimizer step `step` (0-based): warmup rises linearly to lr over warmup_steps
-// ((step + 1) / warmup_steps), then decays over the remaining steps.
+// ((step + 1) / warmup_steps), then decays over the remaining steps. The warm-up does not depend on
+// total_steps: with total_steps < warmup_steps the rate rises for the whole run and never reaches lr.
 double learning_rate(const ScheduleOptions& options, std::int64_t step);
 
 }  // namespace llmtrain::optim

@@ -1,7 +1,7 @@
 // The run configuration: one TOML file with sections [model] [tokenizer] [data] [train] [parallel]
 // [checkpoint] [log], parsed into plain structs.
 //
-// Names, types, defaults, ranges and help texts are defined once, in the schema (src/core/config_schema.cpp);
+// Names, types, defaults, ranges and help texts are defined once, in the schema (src/config/schema_*.cpp);
 // the structs below carry no defaults of their own. docs/config.md is generated from the same schema
 // (`llmtrain --config-reference`) and a test keeps the two in step.
 //

@@ -3,11 +3,13 @@
 // The key is TOML dotted-key syntax, so a dataset name with a dot is quoted as in a file:
 // data.datasets."web.en".weight=0.5. The value is typed by the schema: a key that holds text takes the
 // text as written (quotes optional), other keys take a TOML value (7, 3e-4, true).
-#include "config_overrides.hpp"
+#include "overrides.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
-#include "config_schema.hpp"
+#include "schema.hpp"
+#include "toml_text.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::config_overrides {
@@ -81,6 +83,26 @@ bool holds_text(const std::string& section, const std::string& key) {
   return false;
 }
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF): a
+// configuration is TOML, which is UTF-8, and its printed form must load back.
+bool valid_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    std::uint32_t code = length == 1 ? lead : lead & (0x7F >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return false;
+      code = (code << 6) | (byte(i + k) & 0x3F);
+    }
+    static const std::uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kLeast[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
+
 // A table holding the override's value under "v". Text that is no TOML value stays text, so a wrong type
 // is reported by the same check as in a file ("expected an integer, got string \"seven\"").
 toml::table typed_value(const std::string& origin, const std::string& text, bool text_key) {
@@ -96,6 +118,7 @@ toml::table typed_value(const std::string& origin, const std::string& text, bool
     return parsed;
   }
   if (single && !(text_key && !parsed["v"].is_string())) return parsed;
+  LLMTRAIN_CHECK(valid_utf8(text), origin, ": the value is not valid UTF-8");
   toml::table holder;
   holder.insert("v", text);
   return holder;

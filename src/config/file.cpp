@@ -1,5 +1,5 @@
 // Reading the configuration file safely and naming the kinds of filesystem entries (config_file.hpp).
-#include "config_file.hpp"
+#include "file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

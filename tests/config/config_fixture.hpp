@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain_test {

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "config_fixture.hpp"
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// Parsing, validation and printing of the TOML configuration, driven by the schema in config_schema.cpp.
+// Parsing and validation of the TOML configuration (load_config, parse_config), driven by the schema (schema.hpp).
 //
 // Every message names the file, the line and the key, so a user with a 200-line config finds the mistake
 // at once: "input.toml:12: model.d_modle: unknown key (did you mean model.d_model?)". A value that came
@@ -13,10 +13,11 @@
 #include <sstream>
 #include <toml++/toml.h>
 
-#include "config_file.hpp"
-#include "config_overrides.hpp"
-#include "config_schema.hpp"
-#include "llmtrain/core/config.hpp"
+#include "file.hpp"
+#include "overrides.hpp"
+#include "schema.hpp"
+#include "toml_text.hpp"
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain {
@@ -90,7 +91,7 @@ std::string describe(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::string: out << "string \"" << node.as_string()->get() << "\""; break;
     case toml::node_type::integer: out << "integer " << node.as_integer()->get(); break;
-    case toml::node_type::floating_point: out << "number " << node.as_floating_point()->get(); break;
+    case toml::node_type::floating_point: out << "number " << schema::real_to_toml(node.as_floating_point()->get()); break;
     case toml::node_type::boolean: out << "boolean " << (node.as_boolean()->get() ? "true" : "false"); break;
     case toml::node_type::table: out << "a table"; break;
     case toml::node_type::array: out << "an array"; break;
@@ -129,8 +130,11 @@ Value convert(const Parse& parse, const FieldSpec<Target>& spec, const toml::nod
     case Kind::Real: {
       if (!node.is_number()) parse.fail_at(node, key, "expected a number, " + got);
       const double v = node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
-      if (!(v >= spec.min && v <= spec.max))
-        parse.fail_at(node, key, cat("value ", v, " out of range [", spec.min, ", ", spec.max, "]"));
+      if (!(v >= spec.min && v <= spec.max)) {
+        const std::string written = node.is_integer() ? std::to_string(node.as_integer()->get()) : schema::real_to_toml(v);
+        parse.fail_at(node, key, cat("value ", written, " out of range [", schema::real_to_toml(spec.min), ", ",
+                                     schema::real_to_toml(spec.max), "]"));
+      }
       return v;
     }
     case Kind::Boolean:
@@ -251,10 +255,8 @@ void check_conflicts(const Parse& parse, const Config& c) {
     parse.fail("model.n_kv_heads",
                cat(kv_heads, " does not divide model.n_heads = ", m.n_heads, parse.source_of("model.n_heads")));
   if (c.train.min_lr > c.train.lr)
-    parse.fail("train.min_lr", cat(c.train.min_lr, " is larger than train.lr = ", c.train.lr, parse.source_of("train.lr")));
-  if (c.train.warmup_steps > c.train.steps)
-    parse.fail("train.warmup_steps", cat(c.train.warmup_steps, " is larger than train.steps = ", c.train.steps,
-                                         parse.source_of("train.steps")));
+    parse.fail("train.min_lr", cat(schema::real_to_toml(c.train.min_lr), " is larger than train.lr = ",
+                                    schema::real_to_toml(c.train.lr), parse.source_of("train.lr")));
   if (c.data.datasets.empty())
     parse.fail("data.datasets", "no [[data.datasets]] table: at least one training dataset is required");
   if (c.train.eval_every > 0 && c.data.eval_datasets.empty())
@@ -320,127 +322,6 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   const std::string text = config_file::read(path);
   return parse_config(text, path, fs::absolute(path).parent_path().string(), overrides);
-}
-
-namespace {
-
-// "  # --set" after a value an override gave, "  # default" after one neither the file nor an override set.
-std::string origin_mark(const Config& config, const std::string& key) {
-  if (config.overrides.count(key)) return "  # --set";
-  return config.source_lines.count(key) ? "" : "  # default";
-}
-
-}  // namespace
-
-// A relative path left in a Config is a default (e.g. train.run_dir), relative to the working directory;
-// written into a file it would resolve against that file's directory, so it is printed absolute.
-template <typename Target>
-Value printable(const FieldSpec<Target>& spec, Value value) {
-  const bool path = spec.kind == Kind::InputPath || spec.kind == Kind::InputGlob || spec.kind == Kind::OutputPath;
-  auto* text = std::get_if<std::string>(&value);
-  if (path && text && !text->empty() && fs::path(*text).is_relative())
-    *text = fs::absolute(*text).lexically_normal().string();
-  return value;
-}
-
-std::string to_toml(const Config& config) {
-  std::ostringstream out;
-  for (const auto& [section, description] : schema::sections()) {
-    out << "[" << section << "]\n";
-    for (const auto& spec : schema::config_fields()) {
-      if (spec.section != section) continue;
-      out << spec.key << " = " << schema::value_to_toml(printable(spec, spec.get(config)))
-          << origin_mark(config, spec.full_key()) << "\n";
-    }
-    out << "\n";
-    if (section != "data") continue;
-    for (const auto& [array, array_description] : schema::dataset_arrays()) {
-      const auto& list = array == "data.datasets" ? config.data.datasets : config.data.eval_datasets;
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        out << "[[" << array << "]]\n";
-        for (const auto& spec : schema::dataset_fields())
-          out << spec.key << " = " << schema::value_to_toml(printable(spec, spec.get(list[i])))
-              << origin_mark(config, cat(array, "[", i, "].", spec.key)) << "\n";
-        out << "\n";
-      }
-    }
-  }
-  return out.str();
-}
-
-std::string config_reference_markdown() {
-  std::ostringstream out;
-  // The preamble: what a reader needs before the tables.
-  out << R"md(# Configuration reference
-
-<!-- Generated from src/core/config_schema.cpp by `llmtrain --config-reference`; a test checks that this file matches. -->
-
-A run is configured by one TOML file. Relative paths written in the file are resolved against the
-directory of that file; default paths stay relative to the working directory.
-
-Unknown keys, wrong types, out-of-range values, missing files and conflicting settings are errors
-that name the file, the line and the key. `llmtrain --dry-run FILE` prints the resolved
-configuration with every default (default paths made absolute, so the printed file loads back to the
-same run from any directory).
-
-The file must be a regular file of at most 16 MiB. Input paths (`path`) must name files or
-directories (a FIFO or a device is refused), output directories (`run_dir`, `dir`) directories if
-they exist.
-
-## Overrides: `--set section.key=value`
-
-`llmtrain` and the `llmtrain-data` commands that read a configuration take `--set section.key=value`,
-repeatable. Overrides are applied in order after the file is parsed and before anything is checked:
-an override replaces the file's value, a later override replaces an earlier one, and the result is
-exactly what a file with those values would give (same types, ranges, choices and conflict checks).
-Errors name the override: `--set train.stepz=7: unknown key (did you mean train.steps?)`, and a
-conflict with a key of the file names both (`... 30 is larger than train.steps = 7 (--set
-train.steps=7)`). `--dry-run` marks overridden keys `# --set`.
-
-- Values are typed by the schema, so quotes are optional: `--set parallel.backend=mpi`,
-  `--set train.run_dir=runs/r`, `--set model.tie_embeddings=true`, `--set train.lr=3e-4`. A value
-  that starts with a quote is read as a TOML string (`--set 'tokenizer.eos_token="</s>"'`).
-- Relative paths in an override resolve against the current working directory (paths in the file
-  against the file's directory).
-- A dataset is addressed by its name: `--set data.datasets.web.weight=2`,
-  `--set data.eval_datasets.held-out.path=eval.jsonl`. The key is TOML dotted-key syntax, so a name
-  with a dot (or any character other than letters, digits, `_` and `-`) is quoted:
-  `--set 'data.datasets."web.en".weight=0.5'`. An unknown name is an error listing the names.
-  Overrides change existing datasets; they do not add or remove one.
-)md";
-  const auto row = [&out](const auto& spec) {
-    std::string def = spec.required ? "required" : "`" + schema::value_to_toml(spec.default_value) + "`";
-    std::string range;
-    if (spec.kind == Kind::Integer)
-      range = cat(static_cast<std::int64_t>(spec.min), " .. ", static_cast<std::int64_t>(spec.max));
-    else if (spec.kind == Kind::Real)
-      range = cat(spec.min, " .. ", spec.max);
-    for (const auto& c : spec.choices) range += (range.empty() ? "" : ", ") + ("`" + c + "`");
-    out << "| `" << spec.key << "` | " << schema::kind_name(spec.kind) << " | " << def << " | " << range << " | "
-        << spec.help << " |\n";
-  };
-  const auto header = [&out] {
-    out << "| key | type | default | range | meaning |\n|---|---|---|---|---|\n";
-  };
-  for (const auto& [section, description] : schema::sections()) {
-    out << "\n## [" << section << "]\n\n" << description << "\n";
-    const std::string& name = section;  // C++17 lambdas cannot capture a structured binding
-    const bool has_keys = std::any_of(schema::config_fields().begin(), schema::config_fields().end(),
-                                      [&name](const auto& spec) { return spec.section == name; });
-    if (has_keys) {
-      out << "\n";
-      header();
-    }
-    for (const auto& spec : schema::config_fields())
-      if (spec.section == section) row(spec);
-    if (section != "data") continue;
-    for (const auto& [array, array_description] : schema::dataset_arrays()) {
-      out << "\n### [[" << array << "]]\n\n" << array_description << "\n\n";
-      header();
-      for (const auto& spec : schema::dataset_fields()) row(spec);
-    }
-  }
-  return out.str();
 }
 
 }  // namespace llmtrain

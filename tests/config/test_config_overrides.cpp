@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "config_fixture.hpp"
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 
 namespace fs = std::filesystem;
 using llmtrain::Config;
@@ -137,7 +137,7 @@ TEST_F(ConfigTest, BadValuesNameTheOverride) {
   EXPECT_EQ(error("train.lr=fast"), "--set train.lr=fast: expected a number, got string \"fast\"");
   EXPECT_EQ(error("model.tie_embeddings=yes"), "--set model.tie_embeddings=yes: expected true or false, got string \"yes\"");
   EXPECT_EQ(error("model.n_layers=0"), "--set model.n_layers=0: value 0 out of range [1, 1024]");
-  EXPECT_EQ(error("data.datasets.web.weight=-1"), "--set data.datasets.web.weight=-1: value -1 out of range [1e-09, 1e+09]");
+  EXPECT_EQ(error("data.datasets.web.weight=-1"), "--set data.datasets.web.weight=-1: value -1 out of range [1e-9, 1e9]");
   EXPECT_EQ(error("train.schedule=cosin"),
             "--set train.schedule=cosin: \"cosin\" is not one of \"cosine\", \"linear\", \"constant\" (did you mean cosine?)");
   EXPECT_EQ(error("tokenizer.path=/nonexistent/tok.json"),
@@ -156,21 +156,27 @@ TEST_F(ConfigTest, MalformedOverrides) {
   const std::string quote_hint = " is not a TOML key (quote a name that has dots: data.datasets.\"web.en\".weight=0.5)";
   EXPECT_EQ(error("train..steps=7"), "--set train..steps=7: 'train..steps'" + quote_hint);
   EXPECT_EQ(error("=7"), "--set =7: ''" + quote_hint);
+  // A configuration is TOML, which is UTF-8: a byte that is no UTF-8 could not be printed back.
+  EXPECT_EQ(error("tokenizer.eos_token=a\xff"), "--set tokenizer.eos_token=a\xff: the value is not valid UTF-8");
+  EXPECT_EQ(error("tokenizer.eos_token=\xc0\x80"), "--set tokenizer.eos_token=\xc0\x80: the value is not valid UTF-8");
+  EXPECT_EQ(error("tokenizer.eos_token=\xed\xa0\x80"),
+            "--set tokenizer.eos_token=\xed\xa0\x80: the value is not valid UTF-8");  // a surrogate
+  EXPECT_EQ(error("tokenizer.eos_token=\xf0\x9f\x99\x82"), "");                   // U+1F642
   EXPECT_EQ(error("tokenizer.eos_token=\"</s>"),
             "--set tokenizer.eos_token=\"</s>: \"</s> is not a valid quoted TOML string");
 }
 
 TEST_F(ConfigTest, ConflictsNameTheOverrideThatCausedThem) {
   const std::string file = (dir_ / "input.toml").string();
-  EXPECT_EQ(error_of(minimal(), {"train.warmup_steps=20"}),
-            "--set train.warmup_steps=20: 20 is larger than train.steps = 10 (line 10)");
-  EXPECT_EQ(error_of(minimal(), {"train.steps=1"}),
-            file + ":11: train.warmup_steps: 2 is larger than train.steps = 1 (--set train.steps=1)");
-  EXPECT_EQ(error_of(minimal(), {"train.steps=7", "train.warmup_steps=8"}),
-            "--set train.warmup_steps=8: 8 is larger than train.steps = 7 (--set train.steps=7)");
+  EXPECT_EQ(error_of(minimal("", "lr = 0.001\n"), {"train.min_lr=0.01"}),
+            "--set train.min_lr=0.01: 0.01 is larger than train.lr = 0.001 (line 12)");
+  EXPECT_EQ(error_of(minimal("", "min_lr = 0.0001\n"), {"train.lr=0.00005"}),
+            file + ":12: train.min_lr: 0.0001 is larger than train.lr = 5e-5 (--set train.lr=0.00005)");
+  EXPECT_EQ(error_of(minimal(), {"train.lr=0.001", "train.min_lr=0.002"}),
+            "--set train.min_lr=0.002: 0.002 is larger than train.lr = 0.001 (--set train.lr=0.001)");
   EXPECT_EQ(error_of(minimal(), {"model.n_heads=5"}),
             file + ":2: model.d_model: 64 is not a multiple of model.n_heads = 5 (--set model.n_heads=5)");
-  EXPECT_EQ(error_of(minimal(), {"train.steps=7", "train.warmup_steps=2"}), "");  // the same values, consistent
+  EXPECT_EQ(error_of(minimal(), {"train.lr=0.001", "train.min_lr=0.0001"}), "");  // the same keys, consistent
 }
 
 TEST_F(ConfigTest, ParseConfigTakesOverridesToo) {

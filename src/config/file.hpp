@@ -1,4 +1,4 @@
-// The filesystem side of the configuration (private to src/core): reading the TOML file without hanging
+// The filesystem side of the configuration (private to src/config): reading the TOML file without hanging
 // or exhausting memory, and checking that the paths it names are of the kind a key expects.
 //
 // A FIFO or a device given as a configuration would block or never end (`llmtrain /dev/zero` used to hang),

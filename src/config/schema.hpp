@@ -1,15 +1,18 @@
-// The configuration schema's machinery (private to src/core): one FieldSpec per key, binding the key's
-// name, type, default, range and help text to the struct member it fills. The table itself is in
-// config_schema.cpp; config.cpp walks it to parse, validate, print and document.
+// The configuration schema (private to src/config): one FieldSpec per key, binding the key's name, type,
+// default, range and help text to the struct member it fills. Each [section]'s keys are in its own file,
+// schema_<section>.cpp; parse.cpp, print.cpp and reference.cpp walk them to parse, validate, print and document.
+// Adding a key means adding one entry to its section's file and the member it fills in
+// include/llmtrain/config/config.hpp; parsing, validation, `--dry-run` output and docs/config.md follow.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
-#include "llmtrain/core/config.hpp"
+#include "llmtrain/config/config.hpp"
 
 namespace llmtrain::schema {
 
@@ -42,6 +45,20 @@ struct FieldSpec {
   std::string full_key() const { return section + "." + key; }
 };
 
+// One [section]: its name, a one-line description and its keys.
+struct SectionSchema {
+  std::string name;
+  std::string description;
+  std::vector<FieldSpec<Config>> fields;
+};
+SectionSchema model_section();
+SectionSchema tokenizer_section();
+SectionSchema data_section();  // its dataset tables: dataset_fields(), dataset_arrays()
+SectionSchema train_section();
+SectionSchema parallel_section();
+SectionSchema checkpoint_section();
+SectionSchema log_section();
+
 // Keys of the plain sections ([model], [train], ...), in documentation order.
 const std::vector<FieldSpec<Config>>& config_fields();
 // Keys of one dataset table; the same set serves [[data.datasets]] and [[data.eval_datasets]].
@@ -51,7 +68,7 @@ const std::vector<std::pair<std::string, std::string>>& sections();
 // Array-of-tables keys ("data.datasets", "data.eval_datasets") with a description each.
 const std::vector<std::pair<std::string, std::string>>& dataset_arrays();
 
+// The type column of docs/config.md: "integer", "number", "path or glob"...
 std::string kind_name(Kind kind);
-std::string value_to_toml(const Value& value);
 
 }  // namespace llmtrain::schema

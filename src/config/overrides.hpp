@@ -1,4 +1,4 @@
-// `--set section.key=value` overrides (private to src/core). They are written into the TOML tree of the file
+// `--set section.key=value` overrides (private to src/config). They are written into the TOML tree of the file
 // after it is parsed and before it is read, so an override goes through exactly the checks a line of the
 // file would (types, ranges, choices, unknown keys, conflicts) and the result is what a file with that value
 // would give. Origins remembers which nodes came from an override, so that messages name the override
