@@ -11,6 +11,7 @@
 
 #include "components.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/hash.hpp"
 #include "tokenizer_impl.hpp"
 #include "unicode.hpp"
 
@@ -27,12 +28,6 @@ std::string read_file(const std::string& path) {
   s << in.rdbuf();
   LLMTRAIN_CHECK(!in.bad(), path, ": read error");
   return s.str();
-}
-
-// FNV-1a, 64 bit: stable across platforms and versions, so fingerprints can be stored in checkpoints.
-std::uint64_t fnv1a(const std::string& data, std::uint64_t h = 0xCBF29CE484222325ull) {
-  for (unsigned char c : data) h = (h ^ c) * 0x100000001B3ull;
-  return h;
 }
 
 json parse_json(const std::string& text, const std::string& where) {
@@ -157,7 +152,9 @@ Tokenizer Tokenizer::load(const std::string& path) {
   impl->source = path;
   auto pair = [&](const fs::path& vocab, const fs::path& merges) {
     const std::string v = read_file(vocab.string()), m = read_file(merges.string());
-    impl->fingerprint = fnv1a(m, fnv1a(v));
+    // The fingerprint is FNV-1a (core/hash.hpp), stable across platforms and versions, so that checkpoints
+    // and .ltok files can store it: of the vocabulary's bytes followed by the merges'.
+    impl->fingerprint = fnv1a(fnv1a(kFnv1aStart, v.data(), v.size()), m.data(), m.size());
     load_vocab_and_merges(v, vocab.string(), m, merges.string(), *impl);
   };
   std::error_code ec;
@@ -174,7 +171,7 @@ Tokenizer Tokenizer::load(const std::string& path) {
     }
   } else {
     const std::string text = read_file(path);
-    impl->fingerprint = fnv1a(text);
+    impl->fingerprint = fnv1a(kFnv1aStart, text.data(), text.size());
     load_tokenizer_json(text, path, *impl);
   }
   finish_loading(*impl);
