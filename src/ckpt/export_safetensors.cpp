@@ -7,8 +7,8 @@
 #include <toml++/toml.h>
 
 #include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/core/bf16.hpp"
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/dist/dtype.hpp"
 
 namespace llmtrain::ckpt {
 namespace {
@@ -109,7 +109,7 @@ std::uint64_t export_safetensors(Reader& reader, const ExportOptions& options) {
     for (const auto& [name, tensor] : tensors) {
       if (options.bf16) {
         std::vector<std::uint16_t> half(tensor.second.size());
-        for (std::size_t i = 0; i < half.size(); ++i) half[i] = dist::bf16_from_float(tensor.second[i]);
+        for (std::size_t i = 0; i < half.size(); ++i) half[i] = bf16_from_float(tensor.second[i]);
         out.write(reinterpret_cast<const char*>(half.data()), std::streamsize(half.size() * 2));
       } else {
         out.write(reinterpret_cast<const char*>(tensor.second.data()), std::streamsize(tensor.second.size() * 4));
