@@ -324,6 +324,18 @@ Model<T>::~Model() = default;
 template <typename T>
 const ModelConfig& Model<T>::config() const { return state_->config; }
 
+// The order forward_backward below acquires in: forward 0..L, the head (and the tied embedding), then the
+// blocks in reverse; the embedding's backward acquires nothing.
+AcquireOrder training_pass_order(const ModelConfig& config) {
+  const int head = int(config.n_layers) + 1;
+  AcquireOrder order;
+  for (int u = 0; u <= head; ++u) order.units.push_back(u);
+  if (config.tie_embeddings) order.units.push_back(0);
+  order.first_backward = order.units.size();
+  for (int u = head - 1; u >= 1; --u) order.units.push_back(u);
+  return order;
+}
+
 template <typename T>
 LossSum Model<T>::forward_backward(const Batch& batch, double grad_scale) {
   auto& s = *state_;
