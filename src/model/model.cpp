@@ -32,6 +32,10 @@ Recompute parse_recompute(const std::string& name) {
 namespace {
 constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
 
+AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
+  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)};
+}
+
 double fenced_seconds(const Stopwatch& watch) {
   Kokkos::fence();
   return watch.seconds();
@@ -121,8 +125,7 @@ void Model<T>::State::prepare(const Batch& b) {
     const Index kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
     for (Index l = 0; l < kept; ++l) acts.emplace_back(c, batch, seq);
     scratch.emplace(c, n());
-    attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)},
-                      precision);
+    attention.emplace(attention_shape(c, batch, seq), precision);
     final_x = Kokkos::View<T*>("final_x", n() * c.d_model);
     final_rstd = Kokkos::View<T*>("final_rstd", n());
     head_logits = Kokkos::View<T*>("head_logits", std::min(kHeadChunkRows, n()) * c.vocab_size);
@@ -404,6 +407,20 @@ std::vector<T> Model<T>::logits(const Batch& batch) {
 
 template <typename T>
 const PassTimes& Model<T>::last_pass_times() const { return state_->times; }
+
+// What the constructor (RoPE tables) and State::prepare allocate, buffer by buffer.
+template <typename T>
+std::int64_t Model<T>::own_bytes(const ModelConfig& c, Recompute recompute, std::int64_t rows, std::int64_t seq_len) {
+  const Index n = rows * seq_len, kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
+  const Index scalars = 2 * c.max_seq_len * (c.head_dim() / 2)                   // rope_cos, rope_sin
+                        + (c.n_layers + 1) * n * c.d_model                        // resid
+                        + kept * BlockActivations<T>::elements(c, rows, seq_len)  // acts
+                        + BackwardScratch<T>::elements(c, n)                      // scratch
+                        + Attention<T>::elements(attention_shape(c, rows, seq_len))
+                        + n * c.d_model + 2 * n                                   // final_x, final_rstd, row_loss
+                        + std::min(kHeadChunkRows, n) * c.vocab_size;             // head_logits
+  return scalars * Index(sizeof(T)) + 3 * n * Index(sizeof(std::int32_t));      // + tokens, targets, doc
+}
 
 template class Model<float>;
 template class Model<double>;
