@@ -14,6 +14,7 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
+#include "llmtrain/model/fenced_seconds.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/model/param_units.hpp"
 #include "ops.hpp"
@@ -34,11 +35,6 @@ constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the ou
 
 AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
   return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)};
-}
-
-double fenced_seconds(const Stopwatch& watch) {
-  Kokkos::fence();
-  return watch.seconds();
 }
 }  // namespace
 
