@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "llmtrain/core/bf16.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/cpu_isa.hpp"
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "isa/gemm_bf16_kernel.hpp"

@@ -11,8 +11,8 @@
 
 #include "activations.hpp"
 #include "attention.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/fenced_seconds.hpp"
 #include "llmtrain/model/gemm.hpp"
