@@ -70,14 +70,24 @@ struct Model<T>::State {
     gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
   }
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
-  const T* w(Index unit, const char* name) const {
+  const T* acquired(Index unit) const {
     LLMTRAIN_CHECK(param[unit], "model read unit ", layouts[unit].name, " without acquiring it");
-    return param[unit] + layouts[unit].tensor(name).offset;
+    return param[unit];
   }
-  T* g(Index unit, const char* name) {
+  T* gradient(Index unit) {
     if (!grad[unit]) grad[unit] = units->gradient(int(unit));
-    return grad[unit] + layouts[unit].tensor(name).offset;
+    return grad[unit];
   }
+  const T* w(Index unit, const char* name) const { return acquired(unit) + layouts[unit].tensor(name).offset; }
+  T* g(Index unit, const char* name) { return gradient(unit) + layouts[unit].tensor(name).offset; }
+  // A block's fused matrices (UnitLayout::fused checks that their parts are stacked): wq, wk, wv as one
+  // [qkv_width, d_model] matrix for the QKV product, w1 and w3 as one [2 d_ff, d_model] for the gate and up
+  // products.
+  Index qkv_offset = 0, w13_offset = 0;
+  const T* w_qkv(Index unit) const { return acquired(unit) + qkv_offset; }
+  T* g_qkv(Index unit) { return gradient(unit) + qkv_offset; }
+  const T* w_13(Index unit) const { return acquired(unit) + w13_offset; }
+  T* g_13(Index unit) { return gradient(unit) + w13_offset; }
   void acquire(Index unit) { param[unit] = units->acquire(int(unit)); }
   void release(Index unit) {
     param[unit] = nullptr;
@@ -186,7 +196,7 @@ void Model<T>::State::block_forward(Index layer) {
   const T* x = resid[layer].data();
   // Attention half: mid = x + wo(attention(rope(wqkv(norm(x)))))
   ops::rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
-  mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w(u, "wq"), D, T(0), a.qkv.data(), W);
+  mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w_qkv(u), D, T(0), a.qkv.data(), W);
   ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), +1);
   attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
@@ -195,7 +205,7 @@ void Model<T>::State::block_forward(Index layer) {
   mm(Trans::No, Trans::Yes, N, D, D, T(1), a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
   // MLP half: out = mid + w2(silu(w1(norm(mid))) * w3(norm(mid)))
   ops::rmsnorm_forward(a.xn2.data(), a.rstd2.data(), a.mid.data(), w(u, "ffn_norm"), N, D, c.norm_eps);
-  mm(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w(u, "w1"), D, T(0), a.h13.data(), 2 * F);
+  mm(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w_13(u), D, T(0), a.h13.data(), 2 * F);
   ops::swiglu_forward(a.hg.data(), a.h13.data(), N, F);
   T* out = resid[layer + 1].data();
   ops::copy(out, a.mid.data(), N * D);
@@ -217,8 +227,8 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   mm(Trans::No, Trans::No, N, F, D, T(1), d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
   mm(Trans::Yes, Trans::No, D, F, N, T(1), d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
   ops::swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
-  mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w(u, "w1"), D, T(0), s.d_xn.data(), D);
-  mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g(u, "w1"), D);
+  mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w_13(u), D, T(0), s.d_xn.data(), D);
+  mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g_13(u), D);
   ops::rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(), N, D);
   // Attention half.
   ops::copy(d_in, d_mid, N * D);
@@ -229,8 +239,8 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   poll_progress();
   ops::rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), -1);
-  mm(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w(u, "wq"), D, T(0), s.d_xn.data(), D);
-  mm(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g(u, "wq"), D);
+  mm(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w_qkv(u), D, T(0), s.d_xn.data(), D);
+  mm(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g_qkv(u), D);
   ops::rmsnorm_backward(d_in, g(u, "attn_norm"), s.d_xn.data(), x, w(u, "attn_norm"), a.rstd1.data(), N, D);
 }
 
@@ -299,6 +309,10 @@ Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& u
   s.precision = precision;
   s.units = &units;
   s.layouts = unit_layouts(config);
+  for (Index l = 1; l <= config.n_layers; ++l) {  // every block has the same layout; each is checked
+    s.qkv_offset = s.layouts[l].fused({"wq", "wk", "wv"});
+    s.w13_offset = s.layouts[l].fused({"w1", "w3"});
+  }
   s.param.assign(s.layouts.size(), nullptr);
   s.grad.assign(s.layouts.size(), nullptr);
   const Index half = config.head_dim() / 2;

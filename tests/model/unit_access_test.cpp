@@ -147,5 +147,31 @@ TEST(UnitAccess, ReadingPoisonedParametersShows) {
   EXPECT_TRUE(std::isnan(model.forward(small_batch()).sum));
 }
 
+// The fused matrices the model reads as one (QKV; gate and up) start at their first part, and a layout
+// whose parts are not stacked rows of one matrix is refused, naming the unit and the part.
+TEST(UnitLayout, FusedMatricesAreCheckedToBeStacked) {
+  const UnitLayout block = unit_layouts(small_config(false))[1];
+  EXPECT_EQ(block.fused({"wq", "wk", "wv"}), block.tensor("wq").offset);
+  EXPECT_EQ(block.fused({"w1", "w3"}), block.tensor("w1").offset);
+  const auto refused = [&](const UnitLayout& layout, const std::vector<std::string>& parts, const std::string& part) {
+    try {
+      layout.fused(parts);
+      ADD_FAILURE() << "fused matrix accepted, expected '" << part << "' refused";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("unit '" + layout.name + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + part + "' does not continue"), std::string::npos) << what;
+    }
+  };
+  refused(block, {"wk", "wq"}, "wq");          // out of order
+  refused(block, {"wq", "wk", "wo"}, "wo");    // wv lies between
+  UnitLayout apart = block;                    // wk starts one element after wq's end
+  ASSERT_EQ(apart.tensors[2].name, "wk");
+  apart.tensors[2].offset += 1;
+  refused(apart, {"wq", "wk", "wv"}, "wk");
+  UnitLayout narrow{"narrow", {{"a", 0, {2, 4}}, {"b", 8, {2, 3}}}};  // back to back, rows of other lengths
+  refused(narrow, {"a", "b"}, "b");
+}
+
 }  // namespace
 }  // namespace llmtrain::model
