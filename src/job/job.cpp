@@ -48,7 +48,6 @@ struct Job::Parts {
   std::optional<train::MetricsReport> metrics_report;
   std::optional<train::Evaluation> evaluation;
   std::unique_ptr<CheckpointHook> checkpoints;  // with a checkpoint.dir; last, so the logs of a step precede it
-  std::int64_t tokens_seen = 0;                 // training tokens of every step so far, resumed ones included
   std::string resumed_from;                     // the checkpoint file this run continued from, if any
 
   Parts(const Config& c, dist::Runtime& r) : config(c), runtime(r) {}
@@ -117,7 +116,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   }
   if (!config.checkpoint.dir.empty()) {
     p.checkpoints = std::make_unique<CheckpointHook>([this] { save_checkpoint(); }, config.checkpoint.every_steps,
-                                                     config.checkpoint.on_stop, p.trainer->step(), p.tokens_seen);
+                                                     config.checkpoint.on_stop, p.trainer->step());
     p.trainer->add_hook(*p.checkpoints);
   }
 }
@@ -195,7 +194,7 @@ std::string Job::save_checkpoint() {
   ckpt::Contents contents;
   ckpt::Metadata& m = contents.metadata;
   m.step = p.trainer->step();
-  m.tokens_seen = p.tokens_seen;
+  m.tokens_seen = p.trainer->tokens_seen();
   m.world_size = p.runtime.size();
   m.strategy = p.store->strategy();
   m.config = to_toml(c);
@@ -249,8 +248,7 @@ void Job::restore_checkpoint(const std::string& path) {
   } catch (const Error& e) {
     LLMTRAIN_FAIL(path, ": the loader cannot continue from this checkpoint: ", e.what());
   }
-  p.trainer->resume_at(m.step);
-  p.tokens_seen = m.tokens_seen;
+  p.trainer->resume_at(m.step, m.tokens_seen);
   p.resumed_from = path;
   dist::agree(p.runtime, [&] {
     if (p.runtime.rank() == 0) trim_provenance(p.config.train.run_dir, m.step);

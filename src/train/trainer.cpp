@@ -75,6 +75,8 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   m.step = step_;
   m.loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
   m.tokens = std::int64_t(sums[2]);
+  tokens_seen_ += m.tokens;
+  m.tokens_seen = tokens_seen_;
   m.step_s = step_watch.seconds();
   m.shard_bytes = store_.shard_bytes();
   m.peak_bytes = parallel::take_peak_bytes();
