@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/core/progress.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/dist/collectives.hpp"
 #include "llmtrain/dist/runtime.hpp"
 #include "llmtrain/model/blas_runtime.hpp"

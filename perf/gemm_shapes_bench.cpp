@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/core/progress.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/model/blas_runtime.hpp"
 #include "llmtrain/model/gemm.hpp"
 

@@ -8,8 +8,8 @@
 #include <toml++/toml.h>
 
 #include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/core/bf16.hpp"
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/dist/dtype.hpp"
 
 namespace llmtrain::ckpt {
 namespace {
@@ -87,7 +87,7 @@ bool write_safetensors(const std::string& file, const Tensors& tensors, const st
     const std::vector<float>& values = tensors.at(name).second;
     if (bf16) {
       std::vector<std::uint16_t> half(values.size());
-      for (std::size_t i = 0; i < half.size(); ++i) half[i] = dist::bf16_from_float(values[i]);
+      for (std::size_t i = 0; i < half.size(); ++i) half[i] = bf16_from_float(values[i]);
       out.write(reinterpret_cast<const char*>(half.data()), std::streamsize(half.size() * 2));
     } else {
       out.write(reinterpret_cast<const char*>(values.data()), std::streamsize(values.size() * 4));

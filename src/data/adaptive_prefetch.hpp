@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/options.hpp"
 
 namespace llmtrain::data {
 

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/options.hpp"
 
 namespace llmtrain::data {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/options.hpp"
 
 namespace llmtrain::data {
 

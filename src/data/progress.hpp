@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/options.hpp"
 #include "state.hpp"
 
 namespace llmtrain::data {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "corpus.hpp"
+#include "llmtrain/data/document_encoder.hpp"
 #include "shards.hpp"
 
 namespace llmtrain::data {

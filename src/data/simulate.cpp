@@ -18,6 +18,7 @@
 #include "audit.hpp"
 #include "state.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/data/loader.hpp"
 
 namespace llmtrain::data {
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/hash.hpp"
 #include "permutation.hpp"
 
 namespace llmtrain::data {
@@ -24,13 +25,6 @@ namespace {
 constexpr char kMagic[8] = {'L', 'L', 'M', 'T', 'O', 'K', 'S', '\0'};
 constexpr char kMegatronMagic[9] = {'M', 'M', 'I', 'D', 'I', 'D', 'X', '\0', '\0'};
 constexpr std::uint64_t kMegatronHeaderBytes = 9 + 8 + 1 + 8 + 8;
-
-// FNV-1a 64, streaming: the checksum of an .ltok file's tokens and offsets.
-std::uint64_t fnv(std::uint64_t h, const unsigned char* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-constexpr std::uint64_t kFnvStart = 0xcbf29ce484222325ULL;
 
 template <class T>
 T load(const unsigned char* p) {
@@ -388,7 +382,7 @@ TokenFileWriter::TokenFileWriter(std::string path, std::uint64_t vocab_size, std
       vocab_size_(vocab_size),
       fingerprint_(tokenizer_fingerprint),
       dtype_bytes_(vocab_size <= 65536 ? 2 : 4),
-      checksum_(kFnvStart) {
+      checksum_(kFnv1aStart) {
   out_ = std::fopen(tmp_.c_str(), "wb");
   LLMTRAIN_CHECK(out_ != nullptr, tmp_, ": cannot create: ", std::strerror(errno));
   std::vector<unsigned char> header(kTokenFileHeaderBytes, 0);  // rewritten by finish()
@@ -419,14 +413,14 @@ void TokenFileWriter::add(const std::vector<TokenId>& tokens) {
     }
   }
   write(buffer_.data(), buffer_.size());
-  checksum_ = fnv(checksum_, buffer_.data(), buffer_.size());
+  checksum_ = fnv1a(checksum_, buffer_.data(), buffer_.size());
   offsets_.push_back(offsets_.back() + tokens.size());
 }
 
 void TokenFileWriter::finish() {
   const auto* offsets = reinterpret_cast<const unsigned char*>(offsets_.data());
   write(offsets, offsets_.size() * 8);
-  checksum_ = fnv(checksum_, offsets, offsets_.size() * 8);
+  checksum_ = fnv1a(checksum_, offsets, offsets_.size() * 8);
   unsigned char h[kTokenFileHeaderBytes] = {};
   std::memcpy(h, kMagic, 8);
   const std::uint32_t version = 1;
@@ -464,7 +458,7 @@ bool verify_token_file(const std::string& path, std::uint64_t tokenizer_fingerpr
     // The token ids are not checked one by one: the checksum says the file is the one the writer wrote, and
     // the writer checked them against the vocabulary.
     std::vector<unsigned char> chunk(std::uint64_t{1} << 20);
-    std::uint64_t sum = kFnvStart;
+    std::uint64_t sum = kFnv1aStart;
     for (std::uint64_t at = kTokenFileHeaderBytes; at < file.size;) {
       const std::uint64_t to = std::min(file.size, at + chunk.size());
       change = docs->read(file, at, to, chunk.data());
@@ -472,7 +466,7 @@ bool verify_token_file(const std::string& path, std::uint64_t tokenizer_fingerpr
         why = change;
         return false;
       }
-      sum = fnv(sum, chunk.data(), to - at);
+      sum = fnv1a(sum, chunk.data(), to - at);
       at = to;
     }
     if (sum != docs->checksum()) {

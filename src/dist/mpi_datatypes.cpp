@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "llmtrain/core/bf16.hpp"
 #include "llmtrain/dist/runtime.hpp"
 
 namespace llmtrain::dist {

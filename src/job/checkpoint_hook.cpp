@@ -7,12 +7,10 @@
 
 namespace llmtrain::job {
 
-CheckpointHook::CheckpointHook(std::function<void()> save, std::int64_t every_steps, bool on_stop, std::int64_t last_saved,
-                               std::int64_t& tokens_seen)
-    : save_(std::move(save)), every_(every_steps), on_stop_(on_stop), last_saved_(last_saved), tokens_seen_(tokens_seen) {}
+CheckpointHook::CheckpointHook(std::function<void()> save, std::int64_t every_steps, bool on_stop, std::int64_t last_saved)
+    : save_(std::move(save)), every_(every_steps), on_stop_(on_stop), last_saved_(last_saved) {}
 
-void CheckpointHook::after_step(train::Trainer& trainer, const train::StepMetrics& metrics) {
-  tokens_seen_ += metrics.tokens;
+void CheckpointHook::after_step(train::Trainer& trainer, const train::StepMetrics&) {
   if (every_ <= 0 || trainer.step() % every_ != 0) return;
   save_();
   last_saved_ = trainer.step();

@@ -12,9 +12,7 @@ namespace llmtrain::job {
 class CheckpointHook final : public train::StepHook {
  public:
   // save(): writes the current step's checkpoint (collective). last_saved: the step a resumed run started at.
-  // tokens_seen: the run's count of training tokens, which this hook advances by each step's tokens.
-  CheckpointHook(std::function<void()> save, std::int64_t every_steps, bool on_stop, std::int64_t last_saved,
-                 std::int64_t& tokens_seen);
+  CheckpointHook(std::function<void()> save, std::int64_t every_steps, bool on_stop, std::int64_t last_saved);
   void after_step(train::Trainer& trainer, const train::StepMetrics& metrics) override;
   void after_run(train::Trainer& trainer) override;
 
@@ -23,7 +21,6 @@ class CheckpointHook final : public train::StepHook {
   std::int64_t every_;
   bool on_stop_;
   std::int64_t last_saved_;
-  std::int64_t& tokens_seen_;
 };
 
 }  // namespace llmtrain::job

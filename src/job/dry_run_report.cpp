@@ -1,6 +1,6 @@
-// Parameter and memory arithmetic for the dry run. The parameter count is the model's own
-// (ModelConfig::parameter_count); the activation figure estimates what backward keeps per token
-// and is labelled as an estimate; the sharded strategies add their window of gathered units and gradients.
+// Parameter and memory arithmetic for the dry run. The parameter count and the activation figure are the
+// model's own (ModelConfig::parameter_count, Model::own_bytes); the sharded strategies add their window of
+// gathered units and gradients.
 #include "dry_run_report.hpp"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/job/options.hpp"
+#include "llmtrain/model/model.hpp"
 #include "llmtrain/model/param_units.hpp"
 
 namespace llmtrain::job {
@@ -21,12 +22,6 @@ std::string count(double n) {
   else if (n >= 1e6) std::snprintf(text, sizeof text, "%.2fM", n / 1e6);
   else std::snprintf(text, sizeof text, "%.0f", n);
   return text;
-}
-
-// Floats per token that backward keeps for one block: residual input, two norm outputs, q, k, v,
-// attention output and projection, gate, up and their product, MLP output, per-head softmax statistics.
-double block_activation_floats(const ModelConfig& m) {
-  return 7.0 * m.d_model + 2.0 * m.n_kv_heads * m.head_dim() + 3.0 * m.d_ff + m.n_heads;
 }
 
 }  // namespace
@@ -41,10 +36,6 @@ std::string format_bytes(double n) {
 }
 
 MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int world_size) {
-  const double tokens_per_micro_batch = static_cast<double>(config.train.batch_size * config.data.seq_len);
-  const double per_token = config.train.recompute == "blocks"
-                               ? m.n_layers * double(m.d_model) + block_activation_floats(m)
-                               : m.n_layers * block_activation_floats(m);
   // The sharded stores' window (docs/parallel.md): K gathered units, R + 1 whole-unit gradients (R being
   // reduced, one being computed) with R reduce-scatter outputs, and a tied embedding's whole gradient, which
   // stays out while backward runs. Units are padded to a multiple of the shard group size.
@@ -59,7 +50,8 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
            double(p.max_inflight_reductions) * unit / shards + tied;
   };
   MemoryEstimate e;
-  e.activations = 4.0 * per_token * tokens_per_micro_batch;
+  e.activations = double(model::Model<float>::own_bytes(m, model::parse_recompute(config.train.recompute),
+                                                       config.train.batch_size, config.data.seq_len));
   // On an AVX512_BF16 CPU the head's products keep its weight packed as bf16, once per transposition, between
   // steps (docs/model.md); counted wherever the run may land.
   if (config.train.precision == "bf16") e.head_copies = 2.0 * 2.0 * double(m.vocab_size) * double(m.d_model);

@@ -15,7 +15,7 @@ struct MemoryEstimate {
   double state_replicated = 0;              // weights + gradients + AdamW moments, whole on every rank
   double fsdp_state = 0, fsdp_window = 0;   // state sharded over all ranks; gathered units and gradients
   double hsdp_state = 0, hsdp_window = 0;   // over parallel.shard_group_size (0: it does not divide the ranks)
-  double activations = 0;                   // kept for backward, one micro-batch
+  double activations = 0;                   // what the model allocates for its micro-batches (Model::own_bytes)
   double head_copies = 0;                   // train.precision = "bf16": the head weight packed twice in bf16
   // What the model allocates itself, whatever the strategy.
   double model_own() const { return activations + head_copies; }

@@ -8,10 +8,10 @@
 #include "checkpoint_hook.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
-#include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/tokenizer_encoder.hpp"
 #include "llmtrain/dist/collectives.hpp"
@@ -50,7 +50,6 @@ struct Job::Parts {
   std::optional<train::MetricsReport> metrics_report;
   std::optional<train::Evaluation> evaluation;
   std::unique_ptr<CheckpointHook> checkpoints;  // with a checkpoint.dir; last, so the logs of a step precede it
-  std::int64_t tokens_seen = 0;                 // training tokens of every step so far, resumed ones included
   std::string resumed_from;                     // the checkpoint file this run continued from, if any
 
   Parts(const Config& c, dist::Runtime& r) : config(c), runtime(r) {}
@@ -116,7 +115,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   }
   if (!config.checkpoint.dir.empty()) {
     p.checkpoints = std::make_unique<CheckpointHook>([this] { save_checkpoint(); }, config.checkpoint.every_steps,
-                                                     config.checkpoint.on_stop, p.trainer->step(), p.tokens_seen);
+                                                     config.checkpoint.on_stop, p.trainer->step());
     p.trainer->add_hook(*p.checkpoints);
   }
 }
@@ -187,7 +186,7 @@ std::string Job::save_checkpoint() {
   ckpt::Contents contents;
   ckpt::Metadata& m = contents.metadata;
   m.step = p.trainer->step();
-  m.tokens_seen = p.tokens_seen;
+  m.tokens_seen = p.trainer->tokens_seen();
   m.world_size = p.runtime.size();
   m.strategy = p.store->strategy();
   m.config = to_toml(c);
@@ -240,8 +239,7 @@ void Job::restore_checkpoint(const std::string& path) {
   } catch (const Error& e) {
     LLMTRAIN_FAIL(path, ": the loader cannot continue from this checkpoint: ", e.what());
   }
-  p.trainer->resume_at(m.step);
-  p.tokens_seen = m.tokens_seen;
+  p.trainer->resume_at(m.step, m.tokens_seen);
   p.resumed_from = path;
   dist::agree(p.runtime, [&] {
     if (p.runtime.rank() == 0) trim_provenance(p.config.train.run_dir, m.step);

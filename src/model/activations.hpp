@@ -28,6 +28,12 @@ struct BlockActivations {
         xn2("xn2", batch * seq * c.d_model),
         h13("h13", batch * seq * 2 * c.d_ff),
         hg("hg", batch * seq * c.d_ff) {}
+  // Elements of the buffers above, for Model::own_bytes (fsdp_memory's test holds that figure to what the
+  // model allocates).
+  static std::int64_t elements(const ModelConfig& c, std::int64_t batch, std::int64_t seq) {
+    const std::int64_t n = batch * seq;
+    return 2 * n + 4 * n * c.d_model + n * c.qkv_width() + n * c.n_heads + 3 * n * c.d_ff;
+  }
 };
 
 // Gradient scratch shared by all blocks (the backward pass handles one block at a time).
@@ -43,6 +49,10 @@ struct BackwardScratch {
         d_qkv("d_qkv", n * c.qkv_width()),
         d_hg("d_hg", n * c.d_ff),
         d_h13("d_h13", n * 2 * c.d_ff) {}
+  // Elements of the buffers above, for Model::own_bytes.
+  static std::int64_t elements(const ModelConfig& c, std::int64_t n) {
+    return 5 * n * c.d_model + n * c.qkv_width() + 3 * n * c.d_ff;
+  }
 };
 
 }  // namespace llmtrain::model

@@ -35,6 +35,8 @@ class Attention {
   void forward(T* out, T* lse, const T* qkv, const std::int32_t* doc);
   // dqkv is overwritten with the gradient with respect to qkv.
   void backward(T* dqkv, const T* dout, const T* out, const T* lse, const T* qkv, const std::int32_t* doc);
+  // Elements of T the constructor allocates (its tiles): part of Model::own_bytes.
+  static std::int64_t elements(const AttentionShape& shape) { return 2 * shape.tile * shape.tile + 3 * shape.tile; }
 
  private:
   AttentionShape shape_;

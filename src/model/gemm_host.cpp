@@ -14,13 +14,13 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "llmtrain/core/bf16.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/cpu_isa.hpp"
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "isa/gemm_bf16_kernel.hpp"
@@ -42,16 +42,6 @@ GemmStats g_stats;
 std::vector<float> g_rounded_a, g_rounded_b;  // scratch of the emulated bf16 path (one thread per process)
 
 CBLAS_TRANSPOSE to_cblas(Trans t) { return t == Trans::Yes ? CblasTrans : CblasNoTrans; }
-
-// fp32 -> the nearest bf16 (ties to even), returned as the fp32 of the same value; NaNs stay NaN.
-float round_to_bf16(float x) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  bits = nan ? bits | 0x400000u : (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
-}
 
 // Copies a rows x cols matrix with leading dimension ld into dst (leading dimension cols), rounded to bf16.
 const float* rounded_copy(std::vector<float>& dst, const float* src, std::int64_t rows, std::int64_t cols,

@@ -11,9 +11,10 @@
 
 #include "activations.hpp"
 #include "attention.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/error.hpp"
-#include "llmtrain/core/progress.hpp"
 #include "llmtrain/core/timer.hpp"
+#include "llmtrain/model/fenced_seconds.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/model/param_units.hpp"
 #include "ops.hpp"
@@ -32,9 +33,8 @@ Recompute parse_recompute(const std::string& name) {
 namespace {
 constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
 
-double fenced_seconds(const Stopwatch& watch) {
-  Kokkos::fence();
-  return watch.seconds();
+AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
+  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)};
 }
 }  // namespace
 
@@ -70,14 +70,24 @@ struct Model<T>::State {
     gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
   }
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
-  const T* w(Index unit, const char* name) const {
+  const T* acquired(Index unit) const {
     LLMTRAIN_CHECK(param[unit], "model read unit ", layouts[unit].name, " without acquiring it");
-    return param[unit] + layouts[unit].tensor(name).offset;
+    return param[unit];
   }
-  T* g(Index unit, const char* name) {
+  T* gradient(Index unit) {
     if (!grad[unit]) grad[unit] = units->gradient(int(unit));
-    return grad[unit] + layouts[unit].tensor(name).offset;
+    return grad[unit];
   }
+  const T* w(Index unit, const char* name) const { return acquired(unit) + layouts[unit].tensor(name).offset; }
+  T* g(Index unit, const char* name) { return gradient(unit) + layouts[unit].tensor(name).offset; }
+  // A block's fused matrices (UnitLayout::fused checks that their parts are stacked): wq, wk, wv as one
+  // [qkv_width, d_model] matrix for the QKV product, w1 and w3 as one [2 d_ff, d_model] for the gate and up
+  // products.
+  Index qkv_offset = 0, w13_offset = 0;
+  const T* w_qkv(Index unit) const { return acquired(unit) + qkv_offset; }
+  T* g_qkv(Index unit) { return gradient(unit) + qkv_offset; }
+  const T* w_13(Index unit) const { return acquired(unit) + w13_offset; }
+  T* g_13(Index unit) { return gradient(unit) + w13_offset; }
   void acquire(Index unit) { param[unit] = units->acquire(int(unit)); }
   void release(Index unit) {
     param[unit] = nullptr;
@@ -121,8 +131,7 @@ void Model<T>::State::prepare(const Batch& b) {
     const Index kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
     for (Index l = 0; l < kept; ++l) acts.emplace_back(c, batch, seq);
     scratch.emplace(c, n());
-    attention.emplace(AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)},
-                      precision);
+    attention.emplace(attention_shape(c, batch, seq), precision);
     final_x = Kokkos::View<T*>("final_x", n() * c.d_model);
     final_rstd = Kokkos::View<T*>("final_rstd", n());
     head_logits = Kokkos::View<T*>("head_logits", std::min(kHeadChunkRows, n()) * c.vocab_size);
@@ -187,7 +196,7 @@ void Model<T>::State::block_forward(Index layer) {
   const T* x = resid[layer].data();
   // Attention half: mid = x + wo(attention(rope(wqkv(norm(x)))))
   ops::rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
-  mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w(u, "wq"), D, T(0), a.qkv.data(), W);
+  mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w_qkv(u), D, T(0), a.qkv.data(), W);
   ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), +1);
   attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
@@ -196,7 +205,7 @@ void Model<T>::State::block_forward(Index layer) {
   mm(Trans::No, Trans::Yes, N, D, D, T(1), a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
   // MLP half: out = mid + w2(silu(w1(norm(mid))) * w3(norm(mid)))
   ops::rmsnorm_forward(a.xn2.data(), a.rstd2.data(), a.mid.data(), w(u, "ffn_norm"), N, D, c.norm_eps);
-  mm(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w(u, "w1"), D, T(0), a.h13.data(), 2 * F);
+  mm(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w_13(u), D, T(0), a.h13.data(), 2 * F);
   ops::swiglu_forward(a.hg.data(), a.h13.data(), N, F);
   T* out = resid[layer + 1].data();
   ops::copy(out, a.mid.data(), N * D);
@@ -218,8 +227,8 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   mm(Trans::No, Trans::No, N, F, D, T(1), d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
   mm(Trans::Yes, Trans::No, D, F, N, T(1), d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
   ops::swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
-  mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w(u, "w1"), D, T(0), s.d_xn.data(), D);
-  mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g(u, "w1"), D);
+  mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w_13(u), D, T(0), s.d_xn.data(), D);
+  mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g_13(u), D);
   ops::rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(), N, D);
   // Attention half.
   ops::copy(d_in, d_mid, N * D);
@@ -230,8 +239,8 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   poll_progress();
   ops::rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
                   c.head_dim(), -1);
-  mm(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w(u, "wq"), D, T(0), s.d_xn.data(), D);
-  mm(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g(u, "wq"), D);
+  mm(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w_qkv(u), D, T(0), s.d_xn.data(), D);
+  mm(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g_qkv(u), D);
   ops::rmsnorm_backward(d_in, g(u, "attn_norm"), s.d_xn.data(), x, w(u, "attn_norm"), a.rstd1.data(), N, D);
 }
 
@@ -300,6 +309,10 @@ Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& u
   s.precision = precision;
   s.units = &units;
   s.layouts = unit_layouts(config);
+  for (Index l = 1; l <= config.n_layers; ++l) {  // every block has the same layout; each is checked
+    s.qkv_offset = s.layouts[l].fused({"wq", "wk", "wv"});
+    s.w13_offset = s.layouts[l].fused({"w1", "w3"});
+  }
   s.param.assign(s.layouts.size(), nullptr);
   s.grad.assign(s.layouts.size(), nullptr);
   const Index half = config.head_dim() / 2;
@@ -323,6 +336,18 @@ Model<T>::~Model() = default;
 
 template <typename T>
 const ModelConfig& Model<T>::config() const { return state_->config; }
+
+// The order forward_backward below acquires in: forward 0..L, the head (and the tied embedding), then the
+// blocks in reverse; the embedding's backward acquires nothing.
+AcquireOrder training_pass_order(const ModelConfig& config) {
+  const int head = int(config.n_layers) + 1;
+  AcquireOrder order;
+  for (int u = 0; u <= head; ++u) order.units.push_back(u);
+  if (config.tie_embeddings) order.units.push_back(0);
+  order.first_backward = order.units.size();
+  for (int u = head - 1; u >= 1; --u) order.units.push_back(u);
+  return order;
+}
 
 template <typename T>
 LossSum Model<T>::forward_backward(const Batch& batch, double grad_scale) {
@@ -392,6 +417,20 @@ std::vector<T> Model<T>::logits(const Batch& batch) {
 
 template <typename T>
 const PassTimes& Model<T>::last_pass_times() const { return state_->times; }
+
+// What the constructor (RoPE tables) and State::prepare allocate, buffer by buffer.
+template <typename T>
+std::int64_t Model<T>::own_bytes(const ModelConfig& c, Recompute recompute, std::int64_t rows, std::int64_t seq_len) {
+  const Index n = rows * seq_len, kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
+  const Index scalars = 2 * c.max_seq_len * (c.head_dim() / 2)                   // rope_cos, rope_sin
+                        + (c.n_layers + 1) * n * c.d_model                        // resid
+                        + kept * BlockActivations<T>::elements(c, rows, seq_len)  // acts
+                        + BackwardScratch<T>::elements(c, n)                      // scratch
+                        + Attention<T>::elements(attention_shape(c, rows, seq_len))
+                        + n * c.d_model + 2 * n                                   // final_x, final_rstd, row_loss
+                        + std::min(kHeadChunkRows, n) * c.vocab_size;             // head_logits
+  return scalars * Index(sizeof(T)) + 3 * n * Index(sizeof(std::int32_t));      // + tokens, targets, doc
+}
 
 template class Model<float>;
 template class Model<double>;

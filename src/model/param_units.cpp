@@ -20,6 +20,22 @@ const TensorSlice& UnitLayout::tensor(const std::string& tensor_name) const {
   LLMTRAIN_FAIL("unit '", name, "' has no tensor '", tensor_name, "'");
 }
 
+std::int64_t UnitLayout::fused(const std::vector<std::string>& parts) const {
+  LLMTRAIN_CHECK(!parts.empty(), "unit '", name, "': a fused matrix of no tensors");
+  const TensorSlice& first = tensor(parts.front());
+  std::int64_t end = first.offset + first.size();
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const TensorSlice& part = tensor(parts[i]);
+    LLMTRAIN_CHECK(part.offset == end && part.shape.size() == 2 && first.shape.size() == 2 &&
+                       part.shape[1] == first.shape[1],
+                   "unit '", name, "': '", parts[i], "' does not continue '", parts[i - 1],
+                   "' as rows of one fused matrix (it starts at offset ", part.offset, " with rows of ",
+                   part.shape.back(), "; the part before ends at ", end, " with rows of ", first.shape.back(), ")");
+    end = part.offset + part.size();
+  }
+  return first.offset;
+}
+
 std::vector<UnitLayout> unit_layouts(const ModelConfig& c) {
   std::vector<UnitLayout> units;
   UnitLayout embedding{"embedding", {}};

@@ -1,9 +1,9 @@
 // The sharded parameter store and its gather window (see fsdp_store.hpp and docs/parallel.md).
 //
 // The window follows the order in which one training pass acquires units (forward 0..L, the head (and the
-// tied embedding), then the blocks in reverse), computed from the config alone. A pass that departs from
-// it (evaluation, which stops after the head) is noticed at the next acquire: the prefetched units nobody
-// acquired are dropped and the window restarts there. Every decision to issue a collective depends only on
+// tied embedding), then the blocks in reverse), as the model defines it (model::training_pass_order). A pass
+// that departs from it (evaluation, which stops after the head) is noticed at the next acquire: the
+// prefetched units nobody acquired are dropped and the window restarts there. Every decision to issue a collective depends only on
 // the sequence of hook calls, never on timing (with reshard_after_forward = false, only on when a gather
 // is seen complete, which changes when the next one is issued but not the order), so all ranks issue the
 // same collectives in the same order on each communicator.
@@ -17,6 +17,7 @@
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/model/init.hpp"
+#include "llmtrain/model/unit_access.hpp"
 #include "reduction_queue.hpp"
 #include "wire.hpp"
 
@@ -40,17 +41,6 @@ struct Unit {
   int acquired = 0;
   Floats grad_full;  // this micro-batch's whole gradient, between gradient() and grad_ready()
 };
-
-// The acquire order of one training pass (docs/model.md, "Unit access").
-std::vector<int> training_pass_order(const ModelConfig& config, std::size_t units) {
-  const int head = int(units) - 1;
-  std::vector<int> order;
-  for (int u = 0; u < head; ++u) order.push_back(u);
-  order.push_back(head);
-  if (config.tie_embeddings) order.push_back(0);
-  for (int u = head - 1; u >= 1; --u) order.push_back(u);
-  return order;
-}
 
 }  // namespace
 
@@ -239,8 +229,9 @@ FsdpStore::FsdpStore(const ModelConfig& config, const StoreOptions& options, dis
     grad_shards_.push_back(model::ParamUnit<float>{layout, Kokkos::subview(u.grad, mine), begin});
     m.units.push_back(std::move(u));
   }
-  m.order = training_pass_order(config, layouts.size());
-  m.first_backward = layouts.size() + (config.tie_embeddings ? 1 : 0);
+  const model::AcquireOrder pass = model::training_pass_order(config);
+  m.order = pass.units;
+  m.first_backward = pass.first_backward;
   m.next_use.assign(m.order.size(), -1);
   for (std::size_t p = 0; p < m.order.size(); ++p)
     for (std::size_t q = p + 1; q < m.order.size() && m.next_use[p] < 0; ++q)

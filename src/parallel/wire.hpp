@@ -1,5 +1,5 @@
 // Conversions between fp32 buffers and their bf16 copies on the wire (parallel.comm_dtype = "bf16"), as
-// Kokkos kernels so that the buffers may live in device memory. Rounding is dist::bf16_from_float's.
+// Kokkos kernels so that the buffers may live in device memory. Rounding is core/bf16.hpp's.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "llmtrain/dist/dtype.hpp"
+#include "llmtrain/core/bf16.hpp"
 
 namespace llmtrain::parallel {
 
@@ -22,7 +22,7 @@ inline Floats uninitialised_floats(const std::string& label, std::int64_t n) {
 inline Wire16 to_bf16(const Floats& from, const std::string& label) {
   Wire16 out(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), from.size());
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, from.size()),
-                       KOKKOS_LAMBDA(std::int64_t i) { out(i) = dist::bf16_from_float(from(i)); });
+                       KOKKOS_LAMBDA(std::int64_t i) { out(i) = bf16_from_float(from(i)); });
   return out;
 }
 
@@ -30,7 +30,7 @@ inline Wire16 to_bf16(const Floats& from, const std::string& label) {
 inline void from_bf16(const Wire16& from, const Floats& into, bool accumulate) {
   Kokkos::parallel_for("from_bf16", Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, from.size()),
                        KOKKOS_LAMBDA(std::int64_t i) {
-                         const float v = dist::bf16_to_float(from(i));
+                         const float v = bf16_to_float(from(i));
                          into(i) = accumulate ? into(i) + v : v;
                        });
 }

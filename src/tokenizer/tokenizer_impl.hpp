@@ -1,5 +1,5 @@
 // The loaded tokenizer: the Hugging Face pipeline (added tokens -> normalizer -> pre-tokenizer -> BPE ->
-// post-processor; decoder for the way back) as plain members. Built by loader.cpp, run by tokenizer.cpp.
+// post-processor; decoder for the way back) as plain members. Built by tokenizer_files.cpp, run by tokenizer.cpp.
 #pragma once
 
 #include <memory>
@@ -36,9 +36,9 @@ struct Tokenizer::Impl {
   StringMap token_ids;                   // the inverse, for token_to_id()
 };
 
-// Parses tokenizer.json text (in loader.cpp); `where` names the file in error messages.
+// Parses tokenizer.json text (in tokenizer_files.cpp); `where` names the file in error messages.
 void load_tokenizer_json(const std::string& json_text, const std::string& where, Tokenizer::Impl& impl);
-// Builds the GPT-2 pipeline around a vocab.json / merges.txt pair (in loader.cpp).
+// Builds the GPT-2 pipeline around a vocab.json / merges.txt pair (in tokenizer_files.cpp).
 void load_vocab_and_merges(const std::string& vocab_json, const std::string& vocab_where,
                            const std::string& merges_txt, const std::string& merges_where, Tokenizer::Impl& impl);
 // Fills id_to_token, token_ids and the added-token matchers once the parts are set (in tokenizer.cpp).

@@ -40,6 +40,7 @@ void MetricsLog::write_step(const StepMetrics& m) {
                       {"lr", m.lr},
                       {"grad_norm", m.grad_norm},
                       {"tokens", m.tokens},
+                      {"tokens_seen", m.tokens_seen},
                       {"tokens_per_s", m.tokens_per_s},
                       {"mfu", m.mfu},
                       {"time_s",

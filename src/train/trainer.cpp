@@ -1,7 +1,6 @@
 // The training loop (see trainer.hpp): micro-batches -> gradient reduction -> clip -> AdamW -> hooks.
 #include "llmtrain/train/trainer.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -9,19 +8,12 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/timer.hpp"
+#include "llmtrain/model/fenced_seconds.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/optim/grad_clip.hpp"
 #include "llmtrain/parallel/memory_tracker.hpp"
 
 namespace llmtrain::train {
-namespace {
-
-double fenced_seconds(const Stopwatch& watch) {
-  Kokkos::fence();
-  return watch.seconds();
-}
-
-}  // namespace
 
 Trainer::Trainer(const TrainOptions& options, model::Model<float>& model, parallel::ParamStore& store,
                  optim::AdamW& optimizer, dist::Collectives& comm)
@@ -78,11 +70,13 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   if (step_ + 1 < options_.steps) updated = [this](int unit) { store_.shard_updated(unit); };
   optimizer_.step(store_.param_shards(), store_.grad_shards(), m.lr, optim::clip_factor(m.grad_norm, options_.grad_clip),
                   updated);
-  m.optimizer_s = fenced_seconds(optimizer_watch);
+  m.optimizer_s = model::fenced_seconds(optimizer_watch);
   ++step_;
   m.step = step_;
   m.loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
   m.tokens = std::int64_t(sums[2]);
+  tokens_seen_ += m.tokens;
+  m.tokens_seen = tokens_seen_;
   m.step_s = step_watch.seconds();
   m.shard_bytes = store_.shard_bytes();
   m.peak_bytes = parallel::take_peak_bytes();

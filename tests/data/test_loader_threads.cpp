@@ -1,9 +1,10 @@
 // Tokenizing in several threads (LoaderOptions::threads): batches and states bitwise identical to one thread,
 // with or without the prefetcher, for deliberately slow and fast consumers; errors of the workers and of
 // reading ahead reach the trainer at the same step as with one thread, with their message; shutdown at any
-// point (also after an error) joins every thread.
+// point joins every thread it started, the workers' and the prefetch thread's.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -159,12 +160,67 @@ TEST(LoaderThreads, ReadErrorsAheadKeepTheirPlace) {
   EXPECT_NE(m4.find("a.jsonl"), std::string::npos) << m4;
 }
 
+// The threads that ran the encoder, and how many of them have ended: each registers a thread_local whose
+// destructor runs as the thread ends, before a join() of it returns. The test's own thread is not counted.
+struct ThreadCensus {
+  std::atomic<int> started{0}, ended{0};
+};
+
+struct CensusEntry {
+  ThreadCensus* census = nullptr;
+  ~CensusEntry() {
+    if (census) ++census->ended;
+  }
+};
+
+class CensusEncoder final : public DocumentEncoder {
+ public:
+  explicit CensusEncoder(ThreadCensus& census) : census_(census), caller_(std::this_thread::get_id()) {}
+  void encode(std::string_view text, std::vector<TokenId>& out) const override {
+    thread_local CensusEntry entry;
+    if (std::this_thread::get_id() != caller_ && entry.census == nullptr) {
+      entry.census = &census_;
+      ++census_.started;
+    }
+    UnevenEncoder().encode(text, out);
+  }
+  std::uint64_t fingerprint() const override { return ByteEncoder().fingerprint(); }
+
+ private:
+  ThreadCensus& census_;
+  std::thread::id caller_;
+};
+
+// Destroyed with the threads busy, idle or never started, a loader has joined every thread it started: the
+// tokenizing workers (threads = 4) and the prefetch thread (forced by always_prefetch_thread; with threads = 1
+// it tokenizes itself, so it is the one thread the census sees).
 TEST(LoaderThreads, ShutdownAtAnyPointJoinsEveryThread) {
-  for (std::int64_t prefetch : {0, 64})
-    for (int consumed : {0, 1, 5}) {
-      Loader loader(options(4, prefetch), uneven(), 0, 1);
-      for (int i = 0; i < consumed; ++i) loader.next();
-    }  // destroyed with workers busy, idle, or never started
+  for (const std::int64_t threads : {1, 4})
+    for (const std::int64_t prefetch : {0, 64}) {
+      if (threads == 1 && prefetch == 0) continue;  // no thread at all
+      for (const int consumed : {0, 1, 5}) {
+        SCOPED_TRACE("threads " + std::to_string(threads) + ", prefetch " + std::to_string(prefetch) + ", " +
+                     std::to_string(consumed) + " batches");
+        ThreadCensus census;
+        {
+          LoaderOptions o = options(threads, prefetch);
+          if (prefetch > 0) o.prefetch_chooser = always_prefetch_thread;
+          Loader loader(o, std::make_shared<CensusEncoder>(census), 0, 1);
+          for (int i = 0; i < consumed; ++i) loader.next();
+          if (consumed == 5) {
+            if (threads == 1) {
+              EXPECT_EQ(census.started, 1);  // the prefetch thread
+            } else {
+              EXPECT_GE(census.started, 1);  // tokenizing workers
+            }
+            if (prefetch > 0) {
+              EXPECT_EQ(loader.stats().batches_made_inline, 1u);  // the first; the thread made the rest
+            }
+          }
+        }
+        EXPECT_EQ(census.ended, census.started) << "a thread outlived its loader";
+      }
+    }
 }
 
 }  // namespace

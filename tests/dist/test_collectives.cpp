@@ -20,6 +20,7 @@
 #include "../random_floats.hpp"
 #include "groups.hpp"
 #include "ring_reference.hpp"
+#include "llmtrain/core/bf16.hpp"
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::dist {

@@ -15,19 +15,11 @@
 
 namespace data = llmtrain::data;
 
-namespace {
-std::uint64_t fnv(const char* p, std::size_t n) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ULL;
-  return h;
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   std::string file_bytes(reinterpret_cast<const char*>(bytes), size);
   const std::uint64_t header = data::kTokenFileHeaderBytes;
   if (file_bytes.size() >= header) {
-    const std::uint64_t sum = fnv(file_bytes.data() + header, file_bytes.size() - header);
+    const std::uint64_t sum = llmtrain::fnv1a(llmtrain::kFnv1aStart, file_bytes.data() + header, file_bytes.size() - header);
     std::memcpy(file_bytes.data() + 48, &sum, 8);
     const std::uint64_t h = llmtrain::hash_bytes(file_bytes.data(), 56);
     std::memcpy(file_bytes.data() + 56, &h, 8);

@@ -7,6 +7,7 @@
 
 #include "llmtrain/config/config.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/model/model.hpp"
 #include "memory_check.hpp"
 
 namespace llmtrain::job {
@@ -176,8 +177,13 @@ TEST(MemoryCheck, TheEstimateIsTheDryRunsAndShrinksWithRecomputeAndSharding) {
   EXPECT_GT(whole.fsdp_window, 0.0);
   EXPECT_EQ(whole.total("replicated"), whole.data_parallel());
   EXPECT_EQ(whole.total("fsdp"), whole.fsdp_state + whole.fsdp_window + whole.activations);
+  // The activations are the model's own figure (Model::own_bytes, held to the model's allocations by
+  // fsdp_memory's test) for the configured micro-batch.
+  EXPECT_EQ(whole.activations, double(model::Model<float>::own_bytes(model, model::Recompute::None, 4, 128)));
   config.train.recompute = "blocks";
-  EXPECT_LT(estimate_memory(config, model, 2).activations, whole.activations);
+  const MemoryEstimate recomputed = estimate_memory(config, model, 2);
+  EXPECT_EQ(recomputed.activations, double(model::Model<float>::own_bytes(model, model::Recompute::Blocks, 4, 128)));
+  EXPECT_LT(recomputed.activations, whole.activations);
 }
 
 TEST(MemoryCheck, Bf16AddsTheHeadsTwoPackedCopiesToEveryStrategy) {

@@ -13,8 +13,8 @@
 
 #include "isa/gemm_bf16_kernel.hpp"
 #include "isa/gemm_f32_kernel.hpp"
+#include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/cpu_isa.hpp"
-#include "llmtrain/core/progress.hpp"
 #include "llmtrain/model/gemm.hpp"
 
 namespace llmtrain::model {

@@ -1,6 +1,7 @@
 // The model's unit access contract (model/unit_access.hpp), proven with a recording store: the exact order
 // of acquire / release / gradient / grad_ready for tied and untied heads and both recompute modes, and that
-// the model reads parameters only while acquired and writes a gradient only until grad_ready. The store
+// the model reads parameters only while acquired and writes a gradient only until grad_ready, and that the
+// order it acquires in is training_pass_order, the one the FSDP store's gather window predicts. The store
 // hands out copies that it poisons with NaN on release and grad_ready, so a read after release or a write
 // after grad_ready changes the loss or the gradients, which must be bitwise those of plain whole units.
 #include <gtest/gtest.h>
@@ -82,6 +83,17 @@ const char* kTiedPass =
     "acquire 2, gradient 2, release 2, grad_ready 2, acquire 1, gradient 1, release 1, grad_ready 1, "
     "grad_ready 0";
 
+// The acquires of a recorded pass as the store's window sees them: the unit of each, and the position of
+// the first one after the head's gradient is ready (the first backward block's).
+AcquireOrder acquires_of(const std::vector<std::string>& log, int head) {
+  AcquireOrder seen;
+  for (const std::string& call : log) {
+    if (call.rfind("acquire ", 0) == 0) seen.units.push_back(std::stoi(call.substr(8)));
+    if (call == "grad_ready " + std::to_string(head)) seen.first_backward = seen.units.size();
+  }
+  return seen;
+}
+
 void check(bool tied, Recompute recompute) {
   const ModelConfig c = small_config(tied);
   RecordingUnits recording(c);
@@ -93,6 +105,10 @@ void check(bool tied, Recompute recompute) {
     const LossSum a = watched.forward_backward(small_batch(), 0.5), b = reference.forward_backward(small_batch(), 0.5);
     EXPECT_EQ(a.sum, b.sum);
     EXPECT_EQ(recording.log, split(std::string(kForward) + ", " + (tied ? kTiedPass : kUntiedPass)));
+    // The order the FSDP store's gather window predicts is the one the model followed.
+    const AcquireOrder predicted = training_pass_order(c), seen = acquires_of(recording.log, int(c.n_layers) + 1);
+    EXPECT_EQ(seen.units, predicted.units);
+    EXPECT_EQ(seen.first_backward, predicted.first_backward);
   }
   for (std::size_t u = 0; u < plain.grads().size(); ++u)
     for (std::size_t i = 0; i < plain.grads()[u].flat.size(); ++i)
@@ -129,6 +145,32 @@ TEST(UnitAccess, ReadingPoisonedParametersShows) {
   PoisonedUnits poisoned(c);
   Model<float> model(c, Recompute::None, poisoned);
   EXPECT_TRUE(std::isnan(model.forward(small_batch()).sum));
+}
+
+// The fused matrices the model reads as one (QKV; gate and up) start at their first part, and a layout
+// whose parts are not stacked rows of one matrix is refused, naming the unit and the part.
+TEST(UnitLayout, FusedMatricesAreCheckedToBeStacked) {
+  const UnitLayout block = unit_layouts(small_config(false))[1];
+  EXPECT_EQ(block.fused({"wq", "wk", "wv"}), block.tensor("wq").offset);
+  EXPECT_EQ(block.fused({"w1", "w3"}), block.tensor("w1").offset);
+  const auto refused = [&](const UnitLayout& layout, const std::vector<std::string>& parts, const std::string& part) {
+    try {
+      layout.fused(parts);
+      ADD_FAILURE() << "fused matrix accepted, expected '" << part << "' refused";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("unit '" + layout.name + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + part + "' does not continue"), std::string::npos) << what;
+    }
+  };
+  refused(block, {"wk", "wq"}, "wq");          // out of order
+  refused(block, {"wq", "wk", "wo"}, "wo");    // wv lies between
+  UnitLayout apart = block;                    // wk starts one element after wq's end
+  ASSERT_EQ(apart.tensors[2].name, "wk");
+  apart.tensors[2].offset += 1;
+  refused(apart, {"wq", "wk", "wv"}, "wk");
+  UnitLayout narrow{"narrow", {{"a", 0, {2, 4}}, {"b", 8, {2, 3}}}};  // back to back, rows of other lengths
+  refused(narrow, {"a", "b"}, "b");
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 //   shard state + K x largest unit (gathered) + (R + 1) x largest unit (gradients being reduced and the one
 //   being computed) + R x chunk (reduce-scatter outputs) + what the model itself allocates,
 // for K = 1, 2, 4, while a wider window does cost memory. An untied, small-vocabulary model, so that the
-// blocks, not the embedding, dominate.
+// blocks, not the embedding, dominate. And what the model allocates itself is Model::own_bytes, the figure
+// the dry run's estimate counts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,7 +22,7 @@ extern llmtrain::dist::Runtime* g_runtime;
 namespace llmtrain::parallel {
 namespace {
 
-constexpr std::int64_t kRows = 2;
+constexpr std::int64_t kRows = 2, kSeqLen = 16;  // RowSlice's rows are 16 tokens long
 
 ModelConfig blocks_dominate() {
   ModelConfig c = testing::tiny_model();
@@ -32,15 +33,35 @@ ModelConfig blocks_dominate() {
   return c;
 }
 
-// What the model allocates besides its units: fixed tables and, during a pass, activations and scratch.
-std::int64_t model_own_bytes(const ModelConfig& config) {
+// What the model allocates besides its units, measured: fixed tables and, during a pass, activations and
+// scratch.
+std::int64_t model_own_bytes(const ModelConfig& config, model::Recompute recompute = model::Recompute::None) {
   model::LocalUnits<float> units(config);
   const std::int64_t before = live_bytes();
-  model::Model<float> m(config, model::Recompute::None, units);
+  model::Model<float> m(config, recompute, units);
   testing::RowSlice rows(kRows, 0, kRows);
   take_peak_bytes();
   m.forward_backward(rows.next(), 1.0);
   return take_peak_bytes() - before;
+}
+
+// Model::own_bytes, which the dry run's memory estimate counts, is exactly what a model allocates: tied and
+// untied, with and without recomputation, grouped-query attention (tiny_model) or not.
+TEST(ModelMemory, OwnBytesIsWhatTheModelAllocates) {
+  track_memory();
+  // A process's first pass also makes Kokkos' own scratch (about 11 KB here), which later passes reuse.
+  model_own_bytes(testing::tiny_model());
+  ModelConfig grouped = testing::tiny_model(), plain = blocks_dominate();
+  for (const ModelConfig& base : {grouped, plain})
+    for (const bool tied : {false, true})
+      for (const auto recompute : {model::Recompute::None, model::Recompute::Blocks}) {
+        ModelConfig config = base;
+        config.tie_embeddings = tied;
+        SCOPED_TRACE(::testing::Message() << "n_kv_heads " << config.n_kv_heads << ", tied " << tied << ", recompute "
+                                        << (recompute == model::Recompute::Blocks ? "blocks" : "none"));
+        EXPECT_EQ(model_own_bytes(config, recompute),
+                  model::Model<float>::own_bytes(config, recompute, kRows, kSeqLen));
+      }
 }
 
 TEST(FsdpMemory, ShardedStateIsOneWthAndPeakStaysUnderTheBound) {

@@ -48,6 +48,9 @@ TEST(TokenizerApi, Gpt2) {
   EXPECT_EQ(out, (std::vector<TokenId>{7, 15496}));
   const Tokenizer copy = tok;  // cheap shared copy
   EXPECT_EQ(copy.fingerprint(), Tokenizer::load(test::gpt2_dir()).fingerprint());
+  // Checkpoints and .ltok files store the fingerprint, so it never changes: FNV-1a 64 of encoder.json's bytes
+  // then vocab.bpe's, computed independently (Python, from the FNV-1a definition).
+  EXPECT_EQ(tok.fingerprint(), 0xf1c9dc14a36a3b68ull);
   EXPECT_THROW(tok.decode(std::vector<TokenId>{50257}), Error);
   EXPECT_THROW(tok.decode(std::vector<TokenId>{-1}), Error);
 }

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "llmtrain/core/hash.hpp"
+
 namespace llmtrain::tokenizer::test {
 namespace fs = std::filesystem;
 
@@ -107,8 +109,7 @@ const Corpus& corpus() {
 
 namespace {
 std::string digest(std::size_t count, const unsigned char* bytes, std::size_t n) {
-  std::uint64_t h = 0xCBF29CE484222325ull;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001B3ull;
+  const std::uint64_t h = fnv1a(kFnv1aStart, bytes, n);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%zu:%016llx", count, static_cast<unsigned long long>(h));
   return buf;

@@ -96,6 +96,36 @@ TEST(Trainer, AccumulationMatchesLargerBatch) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-5 * b[i]) << "step " << i;
 }
 
+// The trainer counts the tokens seen itself: the metrics carry the count with no checkpoint hook (a run without
+// checkpoint.dir), and a resumed run continues the count it was given.
+TEST(Trainer, CountsTheTokensSeen) {
+  const auto dir = std::filesystem::temp_directory_path() / "llmtrain_trainer_tokens_seen_test";
+  std::filesystem::remove_all(dir);
+  SingleRankCollectives comm;
+  TrainingRun run(tiny_model(), options(3), comm);
+  PatternSource train(2, 16, 32, 1);
+  MetricsLog log(dir.string());
+  log.start(0);
+  MetricsReport report(&log, 0);
+  run.trainer.add_hook(report);
+  const auto history = run.trainer.run(train);
+  ASSERT_EQ(history.size(), 3u);
+  for (std::size_t i = 0; i < history.size(); ++i) EXPECT_EQ(history[i].tokens_seen, 32 * std::int64_t(i + 1));
+  EXPECT_EQ(run.trainer.tokens_seen(), 96);
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  std::int64_t step = 0;
+  while (std::getline(in, line)) EXPECT_EQ(nlohmann::json::parse(line)["tokens_seen"], 32 * ++step);
+  EXPECT_EQ(step, 3);
+
+  TrainingRun resumed(tiny_model(), options(3), comm);
+  resumed.trainer.resume_at(2, 1000);
+  const auto rest = resumed.trainer.run(train);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].tokens_seen, 1032);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Trainer, WritesOneMetricsLinePerStepAndEvaluates) {
   const auto dir = std::filesystem::temp_directory_path() / "llmtrain_trainer_test";
   std::filesystem::remove_all(dir);

@@ -1,5 +1,4 @@
-// Wall-clock timing: a Stopwatch, and a ScopedTimer that adds the time of a scope to an accumulator
-// (the trainer splits each step into data wait / forward / backward / optimizer with these).
+// Wall-clock timing: the Stopwatch (a steady clock) that steps, batches and the tools' work are timed with.
 #pragma once
 
 #include <chrono>
@@ -15,18 +14,6 @@ class Stopwatch {
  private:
   using Clock = std::chrono::steady_clock;
   Clock::time_point start_;
-};
-
-class ScopedTimer {
- public:
-  explicit ScopedTimer(double& accumulator_seconds) : accumulator_(accumulator_seconds) {}
-  ~ScopedTimer() { accumulator_ += watch_.seconds(); }
-  ScopedTimer(const ScopedTimer&) = delete;
-  ScopedTimer& operator=(const ScopedTimer&) = delete;
-
- private:
-  double& accumulator_;
-  Stopwatch watch_;
 };
 
 }  // namespace llmtrain

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "llmtrain/data/document_encoder.hpp"
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/options.hpp"
 
 namespace llmtrain::data {
 

@@ -7,7 +7,8 @@
 #include <iosfwd>
 #include <string>
 
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/document_encoder.hpp"
+#include "llmtrain/data/options.hpp"
 
 namespace llmtrain::data {
 

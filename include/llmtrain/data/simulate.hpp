@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/document_encoder.hpp"
+#include "llmtrain/data/options.hpp"
 
 namespace llmtrain::data {
 

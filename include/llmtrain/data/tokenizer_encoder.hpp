@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "llmtrain/data/document_encoder.hpp"
-#include "llmtrain/data/loader.hpp"
+#include "llmtrain/data/options.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 
 namespace llmtrain::data {

@@ -2,7 +2,7 @@
 //
 // Row-major, BLAS semantics: C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. On the host it
 // calls CBLAS (OpenBLAS; see blas_runtime.hpp for its kernel choice), except under a progress poller
-// (core/progress.hpp), where float products on AVX-512 CPUs run in our kernels, which poll between their
+// (core/comm_progress.hpp), where float products on AVX-512 CPUs run in our kernels, which poll between their
 // blocks (docs/model.md); a CUDA build of Kokkos routes it to cuBLAS (src/model/cuda/). Instantiated for
 // float and double (double backs the gradient checks).
 //

@@ -60,6 +60,14 @@ class Model {
   std::vector<T> logits(const Batch& batch);
   const PassTimes& last_pass_times() const;
 
+  // Bytes a model allocates itself, beside the store's units, once it has run micro-batches of rows x
+  // seq_len: the RoPE tables, the batch's token ids, the residual stream, the activations backward keeps
+  // (one block's with recompute = blocks), the backward scratch, the head's chunk of logits and the attention
+  // tiles. The dry run's memory estimate counts this; the bf16 head copies (host memory, on AVX512_BF16
+  // CPUs) come on top.
+  static std::int64_t own_bytes(const ModelConfig& config, Recompute recompute, std::int64_t rows,
+                                std::int64_t seq_len);
+
  private:
   struct State;
   std::unique_ptr<State> state_;

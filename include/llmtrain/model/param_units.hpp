@@ -34,10 +34,15 @@ struct UnitLayout {
   std::vector<TensorSlice> tensors;
   std::int64_t size() const { return tensors.empty() ? 0 : tensors.back().offset + tensors.back().size(); }
   const TensorSlice& tensor(const std::string& tensor_name) const;
+  // The offset of a fused matrix: the matrices `parts`, with equal row lengths, stacked in this order, each
+  // starting where the one before ends (wq, wk, wv read as one QKV matrix). Throws llmtrain::Error naming
+  // the unit and the parts when they are not laid out so.
+  std::int64_t fused(const std::vector<std::string>& parts) const;
 };
 
 // Units in forward order: embedding, block.0 .. block.{n_layers-1}, head.
-// Block tensor order puts wq, wk, wv next to each other (one fused QKV gemm) and w1, w3 likewise.
+// Block tensor order puts wq, wk, wv next to each other (one fused QKV gemm) and w1, w3 likewise: the model
+// reads them through UnitLayout::fused.
 std::vector<UnitLayout> unit_layouts(const ModelConfig& config);
 
 // A unit's flat buffer, or the part [begin, begin + flat.size()) of it that this rank keeps (an FSDP shard).

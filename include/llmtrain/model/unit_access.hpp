@@ -10,7 +10,21 @@
 // docs/model.md gives the exact sequence, including the tied embedding used at both ends.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
+#include "llmtrain/core/model_config.hpp"
+
 namespace llmtrain::model {
+
+// The acquires of one forward_backward (docs/model.md, "Unit access"): the unit of each, in order, and the
+// position of the first backward block's. Defined beside forward_backward (model.cpp), which follows it
+// (model_unit_access_test compares a recorded pass with it); the FSDP store's gather window predicts from it.
+struct AcquireOrder {
+  std::vector<int> units;
+  std::size_t first_backward = 0;
+};
+AcquireOrder training_pass_order(const ModelConfig& config);
 
 template <typename T>
 class UnitAccess {

@@ -48,7 +48,7 @@ class ParamStore : public model::UnitAccess<float> {
   // reduces only the last one's accumulated gradient; a sharded store reduces every micro-batch).
   virtual void begin_micro_batch(bool last) = 0;
   // Drives this store's collectives in flight and issues what the window allows; compute calls it through
-  // the progress poller (core/progress.hpp).
+  // the progress poller (core/comm_progress.hpp).
   virtual void progress() = 0;
   // Collective, after the last micro-batch's backward: grad_shards() hold the mean over the ranks.
   virtual void reduce_gradients() = 0;

@@ -15,6 +15,7 @@ struct StepMetrics {
   double tokens_per_s = 0;        // all ranks together
   double mfu = 0;                 // model flops / (step time * peak flop/s of all ranks)
   std::int64_t tokens = 0;        // tokens of this step, all ranks
+  std::int64_t tokens_seen = 0;   // tokens of every step so far, all ranks (a resumed run's earlier steps too)
   double data_wait_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;  // incl. all-reduce in optimizer
   double step_s = 0;
   // This rank's: parameter + gradient + AdamW bytes of its ranges, peak bytes of all Kokkos allocations in

@@ -61,8 +61,13 @@ class Trainer {
   dist::Collectives& comm() { return comm_; }
   const TrainOptions& options() const { return options_; }
   std::int64_t step() const { return step_; }  // optimizer steps done
-  // A resumed run: `step` steps were done before (the schedule and the metrics continue from step + 1).
-  void resume_at(std::int64_t step) { step_ = step; }
+  std::int64_t tokens_seen() const { return tokens_seen_; }  // training tokens of those steps, all ranks
+  // A resumed run: `step` steps over `tokens_seen` tokens were done before (the schedule and the metrics
+  // continue from step + 1, the token count from tokens_seen).
+  void resume_at(std::int64_t step, std::int64_t tokens_seen) {
+    step_ = step;
+    tokens_seen_ = tokens_seen;
+  }
 
   // Ends the loop after the current step. Hooks call it with an agreed decision (every rank together).
   void request_stop(bool by_signal);
@@ -86,7 +91,7 @@ class Trainer {
   optim::AdamW& optimizer_;
   dist::Collectives& comm_;
   std::vector<StepHook*> hooks_;
-  std::int64_t step_ = 0;
+  std::int64_t step_ = 0, tokens_seen_ = 0;
   bool stop_ = false, stop_by_signal_ = false;
   bool peak_raised_ = false;
   Batch batch_;  // the micro-batch being trained on; the next one is taken into its storage (next_into)

@@ -11,6 +11,7 @@
 
 #include "components.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/hash.hpp"
 #include "llmtrain/core/printable.hpp"
 #include "source_files.hpp"
 #include "tokenizer_impl.hpp"
@@ -29,12 +30,6 @@ std::string read_file(const std::string& path) {
   s << in.rdbuf();
   LLMTRAIN_CHECK(!in.bad(), path, ": read error");
   return s.str();
-}
-
-// FNV-1a, 64 bit: stable across platforms and versions, so fingerprints can be stored in checkpoints.
-std::uint64_t fnv1a(const std::string& data, std::uint64_t h = 0xCBF29CE484222325ull) {
-  for (unsigned char c : data) h = (h ^ c) * 0x100000001B3ull;
-  return h;
 }
 
 json parse_json(const std::string& text, const std::string& where) {
@@ -181,11 +176,13 @@ Tokenizer Tokenizer::load(const std::string& path) {
   impl->source = files.merges.empty() ? files.vocab_or_json : path;
   if (!files.merges.empty()) {
     const std::string v = read_file(files.vocab_or_json), m = read_file(files.merges);
-    impl->fingerprint = fnv1a(m, fnv1a(v));
+    // The fingerprint is FNV-1a (core/hash.hpp), stable across platforms and versions, so that checkpoints
+    // and .ltok files can store it: of the vocabulary's bytes followed by the merges'.
+    impl->fingerprint = fnv1a(fnv1a(kFnv1aStart, v.data(), v.size()), m.data(), m.size());
     load_vocab_and_merges(v, files.vocab_or_json, m, files.merges, *impl);
   } else {
     const std::string text = read_file(files.vocab_or_json);
-    impl->fingerprint = fnv1a(text);
+    impl->fingerprint = fnv1a(kFnv1aStart, text.data(), text.size());
     load_tokenizer_json(text, files.vocab_or_json, *impl);
   }
   finish_loading(*impl);

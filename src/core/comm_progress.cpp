@@ -1,5 +1,5 @@
-// Thread-local progress poller (see progress.hpp).
-#include "llmtrain/core/progress.hpp"
+// Thread-local communication progress poller (see comm_progress.hpp).
+#include "llmtrain/core/comm_progress.hpp"
 
 #include <chrono>
 #include <utility>
