@@ -36,7 +36,9 @@ SectionSchema train_section() {
            "Activation recomputation: keep all activations, or recompute each block in backward.")),
       bind_member(&C::train, &TrainConfig::precision, choice<C>("train", "precision", "fp32", {"fp32", "bf16"},
            "Matrix products: fp32, or bf16 operands with fp32 accumulation (weights, optimizer state, reductions "
-           "stay fp32). bf16 needs AVX512_BF16; without it the run says so and uses fp32.")),
+           "stay fp32). bf16 needs AVX512_BF16; without it the run says so and uses fp32. On Intel CPUs bf16 is "
+           "slower than fp32 (their bf16 dot products are no faster than fp32 FMAs, and AMX is not used): the run "
+           "warns at start-up.")),
       bind_member(&C::train, &TrainConfig::eval_every, integer<C>("train", "eval_every", 0, 0, kMaxInt,
            "Evaluate on data.eval_datasets every N steps and at the end; 0: only at the end (if there are eval datasets).")),
       bind_member(&C::train, &TrainConfig::eval_batches, integer<C>("train", "eval_batches", 8, 1, 1 << 20,

@@ -4,7 +4,6 @@
 #include "llmtrain/tokenizer/hf_export.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -17,15 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  LLMTRAIN_CHECK(in, path.string(), ": cannot open tokenizer file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  LLMTRAIN_CHECK(!in.bad(), path.string(), ": read error");
-  return s.str();
-}
-
 json byte_level(bool add_prefix_space, bool trim_offsets) {
   return {{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space}, {"trim_offsets", trim_offsets},
           {"use_regex", true}};
@@ -34,13 +24,13 @@ json byte_level(bool add_prefix_space, bool trim_offsets) {
 std::string from_vocab_and_merges(const fs::path& vocab_path, const fs::path& merges_path) {
   json vocab;
   try {
-    vocab = json::parse(read_text(vocab_path));
+    vocab = json::parse(read_file(vocab_path.string()));
   } catch (const json::exception& e) {
     LLMTRAIN_FAIL(vocab_path.string(), ": not a JSON vocabulary: ", e.what());
   }
   LLMTRAIN_CHECK(vocab.is_object(), vocab_path.string(), ": not a JSON object of token -> id");
   json merges = json::array();
-  std::istringstream lines(read_text(merges_path));
+  std::istringstream lines(read_file(merges_path.string()));
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line.rfind("#version", 0) == 0) continue;
@@ -75,7 +65,7 @@ std::string from_vocab_and_merges(const fs::path& vocab_path, const fs::path& me
 
 std::string hf_tokenizer_json(const std::string& path) {
   const TokenizerFiles files = find_tokenizer_files(path);
-  if (files.merges.empty()) return read_text(files.vocab_or_json);
+  if (files.merges.empty()) return read_file(files.vocab_or_json);
   return from_vocab_and_merges(files.vocab_or_json, files.merges);
 }
 

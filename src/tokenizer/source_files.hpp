@@ -1,5 +1,5 @@
-// Which files a tokenizer path names, by Tokenizer::load's rule (defined in loader.cpp; the export to
-// Hugging Face's format reads the same files).
+// Which files a tokenizer path names, by Tokenizer::load's rule, and reading them (defined in
+// tokenizer_files.cpp; the export to Hugging Face's format reads the same files).
 #pragma once
 
 #include <string>
@@ -13,5 +13,8 @@ struct TokenizerFiles {
   std::string vocab_or_json, merges;
 };
 TokenizerFiles find_tokenizer_files(const std::string& path);
+
+// A tokenizer file's bytes; an error names the file.
+std::string read_file(const std::string& path);
 
 }  // namespace llmtrain::tokenizer

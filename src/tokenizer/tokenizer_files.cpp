@@ -18,10 +18,6 @@
 #include "unicode.hpp"
 
 namespace llmtrain::tokenizer {
-namespace {
-
-using json = nlohmann::json;
-namespace fs = std::filesystem;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -31,6 +27,11 @@ std::string read_file(const std::string& path) {
   LLMTRAIN_CHECK(!in.bad(), path, ": read error");
   return s.str();
 }
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 json parse_json(const std::string& text, const std::string& where) {
   try {
