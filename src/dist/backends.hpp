@@ -18,7 +18,6 @@ std::unique_ptr<Collectives> make_mpi_collectives(const Runtime& runtime, std::s
 
 #ifdef LLMTRAIN_WITH_CUDA
 std::unique_ptr<Collectives> make_nccl_collectives(const Runtime& runtime);  // src/dist/cuda/
-bool cuda_device_visible();
 #endif
 
 }  // namespace llmtrain::dist

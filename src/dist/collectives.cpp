@@ -6,13 +6,21 @@
 
 namespace llmtrain::dist {
 
-std::unique_ptr<Collectives> make_collectives(const std::string& backend, const Runtime& runtime) {
+std::unique_ptr<Collectives> make_collectives(const std::string& backend, const Runtime& runtime,
+                                              TensorPlace tensors) {
   LLMTRAIN_CHECK(backend == "mpi" || backend == "auto" || backend == "nccl", "unknown collectives backend \"",
                  backend, "\" (expected auto, mpi or nccl)");
 #ifdef LLMTRAIN_WITH_CUDA
-  if (backend == "nccl" || (backend == "auto" && cuda_device_visible())) return make_nccl_collectives(runtime);
+  LLMTRAIN_CHECK(backend != "nccl" || tensors == TensorPlace::device, "parallel.backend = \"nccl\" carries device "
+                 "tensors only, and this run's tensors are in host memory (the model runs on the CPU): use \"auto\" "
+                 "or \"mpi\"");
+  LLMTRAIN_CHECK(backend != "mpi" || tensors == TensorPlace::host, "parallel.backend = \"mpi\" carries host tensors "
+                 "only (this Open MPI is not CUDA-aware), and this run's tensors are in device memory: use \"auto\" "
+                 "or \"nccl\"");
+  if (tensors == TensorPlace::device) return make_nccl_collectives(runtime);
 #else
   LLMTRAIN_CHECK(backend != "nccl", "parallel.backend = \"nccl\" needs a build with LLMTRAIN_ENABLE_CUDA=ON");
+  LLMTRAIN_CHECK(tensors == TensorPlace::host, "tensors in device memory need a build with LLMTRAIN_ENABLE_CUDA=ON");
 #endif
   return make_mpi_collectives(runtime);
 }

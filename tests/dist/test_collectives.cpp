@@ -324,6 +324,12 @@ void expect_error(F f, const std::string& part) {
   }
 }
 
+// "auto" follows where the tensors live, not whether a GPU is visible: host tensors never reach NCCL.
+TEST(CollectivesBackend, AutoFollowsWhereTheTensorsLive) {
+  EXPECT_EQ(make_collectives("auto", *g_runtime, TensorPlace::host)->name(), "mpi");
+  expect_error([] { make_collectives("nccl", *g_runtime, TensorPlace::host); }, "parallel.backend = \"nccl\"");
+}
+
 TEST(CollectivesBadInput, ClearErrors) {
   expect_error([] { make_collectives("gloo", *g_runtime); }, "unknown collectives backend \"gloo\" (expected auto, mpi or nccl)");
   expect_error([] { make_mpi_collectives(*g_runtime, 0); }, "MPI chunk size 0 is outside [1, INT_MAX]");

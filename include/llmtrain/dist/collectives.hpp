@@ -52,8 +52,14 @@ class Collectives {
   virtual void agree_sum(std::uint64_t* values, std::size_t count) = 0;
 };
 
-// backend: "mpi" or "nccl" ("auto" picks nccl when built with CUDA and a device is visible, else mpi).
-// The result spans all ranks of the runtime, on a communicator of its own.
-std::unique_ptr<Collectives> make_collectives(const std::string& backend, const Runtime& runtime);
+// Where the tensors a backend carries live. NCCL takes device memory only, MPI (not CUDA-aware in Debian's
+// build) host memory only.
+enum class TensorPlace { host, device };
+
+// backend: "mpi", "nccl", or "auto": the one that carries tensors where they live (nccl for device tensors
+// in a CUDA build, mpi for host tensors, whether or not a GPU is visible). "nccl" for host tensors is an
+// error naming parallel.backend. The result spans all ranks of the runtime, on a communicator of its own.
+std::unique_ptr<Collectives> make_collectives(const std::string& backend, const Runtime& runtime,
+                                              TensorPlace tensors = TensorPlace::host);
 
 }  // namespace llmtrain::dist

@@ -132,11 +132,6 @@ class NcclCollectives final : public Collectives {
 
 }  // namespace
 
-bool cuda_device_visible() {
-  int devices = 0;
-  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-}
-
 std::unique_ptr<Collectives> make_nccl_collectives(const Runtime& runtime) {
   int devices = 0;
   LLMTRAIN_CUDA_CHECK(cudaGetDeviceCount(&devices));
