@@ -218,12 +218,14 @@ def seed_mfu():
     return 4550 * 3 * sum(flops) / GPUS["A100"]
 
 
-def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_GPU, strategy="fsdp", k=2, width=2):
+def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_GPU, strategy="fsdp", k=2, width=2,
+            accum=1):
     """Weak scaling: each GPU keeps `seqs` sequences per micro-batch. fsdp: window K over all n_gpus, gathers
     and reduce-scatters of `width` bytes an element as NCCL rings (every node's network carries (N - 1) / N
     of each unit each way); inside one node NVLink. hsdp: shard groups of one node (8 GPUs: gathers and
     reduce-scatters on NVLink), each GPU's 1/8 chunk all-reduced across the N / 8 nodes, the 8 GPUs of a
-    node sharing its network. No latency, no CPU limit and no optimizer term (NCCL moves data without the
+    node sharing its network, once per step: with `accum` micro-batches the first accum - 1 stay inside the
+    node (fsdp over 8 on NVLink) and the last carries the all-reduce. No latency, no CPU limit and no optimizer term (NCCL moves data without the
     host; AdamW on 1/N or 1/8 of the parameters is small beside compute). Returns (efficiency, step s,
     compute s, Gbit/s each node's network carries on average)."""
     params, flops = preset(preset_name)
@@ -231,11 +233,14 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
     compute = 3 * fwd.sum()
     if strategy == "hsdp" and n_gpus > 8:
         net = eta_net * net_bps / 8 / 8  # bytes/s each way for each of the node's 8 GPUs
-        step = stepmodel.step_time("hsdp", k, params, width, fwd, 2 * fwd, 0.0, net, 0.0, algorithm="nccl",
+        last = stepmodel.step_time("hsdp", k, params, width, fwd, 2 * fwd, 0.0, net, 0.0, algorithm="nccl",
                                    ranks=n_gpus, group=8, group_rate=NVLINK)
+        inside = stepmodel.step_time("fsdp", k, params, width, fwd, 2 * fwd, 0.0, NVLINK, 0.0, algorithm="nccl",
+                                     ranks=8)
+        step = (accum - 1) * inside + last
         replicas = n_gpus // 8
         moved = 8 * 2 * sum(params) / 8 * width * (replicas - 1) / replicas  # the node's 8 chunks' all-reduces
-        return compute / step, step, compute, moved * 8 / step / 1e9
+        return accum * compute / step, step, accum * compute, moved * 8 / step / 1e9
     rate = NVLINK if n_gpus <= 8 else eta_net * net_bps / 8
     step = stepmodel.step_time("fsdp", k, params, width, fwd, 2 * fwd, 0.0, rate, 0.0, algorithm="nccl", ranks=n_gpus)
     gathered = sum(params[u] for u in stepmodel.gathered_per_step(k, len(params)))
@@ -259,6 +264,15 @@ def settings_sweep(mfu, n_gpus=64, net_bps=100e9):
                 effs = [project("llama-11b.toml", "A100", net_bps, n_gpus, mfu, seqs=s, strategy=strategy, k=k,
                                 width=width)[0] for s in seq_counts]
                 print(f"| {label} | {wire} | {k} | " + " | ".join(f"{100 * e:.0f} %" for e in effs) + " |")
+    accums = (1, 2, 4, 8)
+    print(f"\nhsdp (node groups of 8, bf16, K = 2) by train.grad_accum: the all-reduce across nodes runs once per "
+          f"step, in the last micro-batch")
+    print("| tokens per GPU and micro-batch | " + " | ".join(f"grad_accum {a}" for a in accums) + " |")
+    print("|---|" + "---:|" * len(accums))
+    for s in (1, 2):
+        effs = [project("llama-11b.toml", "A100", net_bps, n_gpus, mfu, seqs=s, strategy="hsdp", accum=a)[0]
+                for a in accums]
+        print(f"| {s} x {SEQ} | " + " | ".join(f"{100 * e:.0f} %" for e in effs) + " |")
 
 
 def main():

@@ -56,6 +56,7 @@ struct FsdpStore::Impl {
   std::size_t next_issue = 0;      // the next position the window considers
   std::vector<std::size_t> acquired_at;
   bool pass_has_gradients = false;  // backward gathers wait for proof that this pass is a training pass
+  bool last_micro_batch = true;     // of the step (begin_micro_batch): hsdp's replica all-reduce runs in it
   // During the optimizer step (shard_updated): the window runs ahead for the next pass, but only over units
   // already updated; their bytes count towards that pass.
   bool preparing = false;
@@ -309,7 +310,10 @@ void FsdpStore::grad_ready(int index) {
   if (u.grad_full.size() == 0) u.grad_full = Floats("grad_full", u.chunk * m.group);
   Kokkos::fence();
   m.reductions->set_trace(trace_);
-  m.reductions->start(u.grad_full, u.grad, true, "reduce_scatter " + u.name);
+  // hsdp: the replica group's all-reduce once per step, in the last micro-batch (reduction_queue.hpp).
+  using Into = ReductionQueue::Into;
+  const Into how = !m.replicas ? Into::accumulate : m.last_micro_batch ? Into::fold_and_replicate : Into::accumulate_in_group;
+  m.reductions->start(u.grad_full, u.grad, how, "reduce_scatter " + u.name);
   u.grad_full = Floats();
   m.reductions->progress();
 }
@@ -341,6 +345,8 @@ void FsdpStore::shard_updated(int index) {
     });
   }
 }
+
+void FsdpStore::begin_micro_batch(bool last) { impl_->last_micro_batch = last; }
 
 void FsdpStore::progress() {
   Impl& m = *impl_;

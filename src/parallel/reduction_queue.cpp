@@ -22,16 +22,19 @@ void ReductionQueue::wait_exposed(int until) {
   if (trace_) trace_->span(Trace::compute, "wait: reductions", begin, trace_->now_us());
 }
 
-void ReductionQueue::start(Floats full, Floats into, bool accumulate, const std::string& label) {
+void ReductionQueue::start(Floats full, Floats into, Into how, const std::string& label) {
+  LLMTRAIN_CHECK(shards_ || (how != Into::accumulate_in_group && how != Into::fold_and_replicate),
+                 "a reduction without a shard group has no group-only stage");
   wait_exposed(max_inflight_ - 1);
   Reduction r;
   r.label = label;
   r.into = into;
-  r.accumulate = accumulate;
+  r.how = how;
   const bool bf16 = wire_ == dist::DType::bf16;
   const std::int64_t wire_bytes = std::int64_t(full.size() * dist::dtype_size(wire_));
   if (shards_) bytes_ += ring_bytes(wire_bytes, shards_->size());
-  if (replicas_) bytes_ += 2 * ring_bytes(shards_ ? wire_bytes / shards_->size() : wire_bytes, replicas_->size());
+  if (replicas_ && how != Into::accumulate_in_group)
+    bytes_ += 2 * ring_bytes(shards_ ? wire_bytes / shards_->size() : wire_bytes, replicas_->size());
   if (bf16) r.full_wire = to_bf16(full, "grad_wire");
   else r.full = full;  // the bf16 path drops the fp32 buffer here: it is no longer needed
   Kokkos::fence();
@@ -75,9 +78,15 @@ void ReductionQueue::advance_front() {
     while (!r.request.test()) link_.advance();
   else
     r.request.wait();
-  if (!r.second_stage && replicas_) {
+  if (!r.second_stage && replicas_ && r.how != Into::accumulate_in_group) {
     r.second_stage = true;
-    if (wire_ == dist::DType::bf16) r.request = replicas_->all_reduce_sum(r.chunk_wire.data(), r.chunk_wire.size(), wire_);
+    const bool bf16 = wire_ == dist::DType::bf16;
+    if (r.how == Into::fold_and_replicate) {  // the earlier micro-batches' sums join this one's
+      if (bf16) add_into_bf16(r.into, r.chunk_wire);
+      else add_into(r.into, r.chunk);
+      Kokkos::fence();
+    }
+    if (bf16) r.request = replicas_->all_reduce_sum(r.chunk_wire.data(), r.chunk_wire.size(), wire_);
     else r.request = replicas_->all_reduce_sum(r.chunk.data(), r.chunk.size(), wire_);
     return;
   }
@@ -87,14 +96,17 @@ void ReductionQueue::advance_front() {
 }
 
 void ReductionQueue::finish(Reduction& r) {
+  // fold_and_replicate's sum already holds what `into` held: it is written, not added.
+  const bool accumulate = r.how == Into::accumulate || r.how == Into::accumulate_in_group ||
+                          (r.how == Into::fold_and_replicate && !replicas_);
   if (shards_) {
-    if (wire_ == dist::DType::bf16) from_bf16(r.chunk_wire, r.into, r.accumulate);
-    else if (r.accumulate) add_into(r.chunk, r.into);
+    if (wire_ == dist::DType::bf16) from_bf16(r.chunk_wire, r.into, accumulate);
+    else if (accumulate) add_into(r.chunk, r.into);
     else Kokkos::deep_copy(r.into, r.chunk);
   } else if (wire_ == dist::DType::bf16) {
-    from_bf16(r.full_wire, r.into, r.accumulate);
+    from_bf16(r.full_wire, r.into, accumulate);
   } else {
-    LLMTRAIN_CHECK(!r.accumulate && r.into.data() == r.full.data(), "an all-reduce without a shard group is in place");
+    LLMTRAIN_CHECK(!accumulate && r.into.data() == r.full.data(), "an all-reduce without a shard group is in place");
   }
   Kokkos::fence();
   if (trace_) trace_->span(Trace::communication, r.label, r.begin_us, trace_->now_us());

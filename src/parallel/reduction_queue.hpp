@@ -3,7 +3,11 @@
 //
 // One reduction takes a unit's whole gradient (padded to a multiple of the shard group size S) to this
 // rank's chunk of the sum: a reduce-scatter over the shard group, then (HSDP) an all-reduce of the chunk
-// over the replica group; the replicated strategy has no shard group and all-reduces the whole buffer. The
+// over the replica group; the replicated strategy has no shard group and all-reduces the whole buffer.
+// HSDP needs the replica group's sum once per step, not per micro-batch: the micro-batches before the last
+// stop after the shard group (Into::accumulate_in_group), and the last one adds what they accumulated into
+// its chunk before the all-reduce (Into::fold_and_replicate), so train.grad_accum divides the traffic
+// between groups (on a cluster, the traffic between nodes). The
 // second stage of the oldest reduction is issued only once its first completes and every older reduction
 // has been finished, so every rank issues the same collectives in the same order on each communicator, as
 // MPI and NCCL require, whatever the timing.
@@ -41,11 +45,17 @@ class ReductionQueue {
   ReductionQueue(int max_inflight, dist::DType wire, dist::Collectives* shards, dist::Collectives* replicas,
                  BusyClock& busy, BusyClock& exposed, Link link = {});
 
-  // Queues the reduction of `full` (S * chunk values) and puts it on the wire unless gathers hold the link.
-  // Its result, this rank's chunk of the sum, is added into `into` (accumulate) or written to it; without a
-  // shard group `into` may be `full` itself. Waits for the oldest reduction first when R are in flight.
-  // Neither buffer may be touched until wait_all(). `label` names the reduction in a trace.
-  void start(Floats full, Floats into, bool accumulate, const std::string& label);
+  // How a reduction's result meets `into`.
+  enum class Into {
+    write,                // into = the sum (without a shard group `into` may be `full` itself: in place)
+    accumulate,           // into += the sum over the shard group and then the replica group, if any
+    accumulate_in_group,  // into += the sum over the shard group only (hsdp, before the last micro-batch)
+    fold_and_replicate,   // into = the replica group's sum of (the shard group's sum + into) (hsdp, the last)
+  };
+  // Queues the reduction of `full` (S * chunk values) and puts it on the wire unless gathers hold the link;
+  // its result, this rank's chunk of the sum, meets `into` as `how` says. Waits for the oldest reduction
+  // first when R are in flight. Neither buffer may be touched until wait_all(). `label` names it in a trace.
+  void start(Floats full, Floats into, Into how, const std::string& label);
   // Starts the queued reductions the link allows and advances the oldest ones, without blocking.
   void progress();
   void wait_all();
@@ -58,7 +68,7 @@ class ReductionQueue {
   struct Reduction {
     Floats full, chunk, into;
     Wire16 full_wire, chunk_wire;
-    bool accumulate = false;
+    Into how = Into::write;
     bool started = false;
     bool second_stage = false;
     dist::Request request;

@@ -35,7 +35,7 @@ void ReplicatedStore::grad_ready(int unit) {
   Kokkos::fence();
   const Floats& g = units_.grads()[std::size_t(unit)].flat;
   reductions_->set_trace(trace_);
-  reductions_->start(g, g, false, "all_reduce " + units_.grads()[std::size_t(unit)].layout.name);
+  reductions_->start(g, g, ReductionQueue::Into::write, "all_reduce " + units_.grads()[std::size_t(unit)].layout.name);
   reductions_->progress();
 }
 

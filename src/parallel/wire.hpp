@@ -41,6 +41,12 @@ inline void add_into(const Floats& from, const Floats& into) {
                        KOKKOS_LAMBDA(std::int64_t i) { into(i) += from(i); });
 }
 
+// into[i] = bf16(fp32(into[i]) + from[i]): one rounding.
+inline void add_into_bf16(const Floats& from, const Wire16& into) {
+  Kokkos::parallel_for("add_into_bf16", Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, from.size()),
+                       KOKKOS_LAMBDA(std::int64_t i) { into(i) = bf16_from_float(bf16_to_float(into(i)) + from(i)); });
+}
+
 inline void scale(const Floats& data, float factor) {
   Kokkos::parallel_for("scale", Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, data.size()),
                        KOKKOS_LAMBDA(std::int64_t i) { data(i) *= factor; });

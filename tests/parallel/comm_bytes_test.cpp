@@ -6,6 +6,9 @@
 //   fsdp:       per micro-batch, every unit gathered in forward and every block again in backward
 //               (resharded after forward, K = 1: a wider window may keep the last forward blocks gathered
 //               into backward), and every unit reduce-scattered, 2 (W-1)/W of its padded bytes;
+//   hsdp:       fsdp's per micro-batch inside shard groups of S = 2 (W > 1), plus one all-reduce of each
+//               unit's chunk across the W / S groups per step (the last micro-batch only), 4 (R-1)/R of
+//               the chunk's bytes;
 // in fp32 and in bf16 (half). Two micro-batches per step tell the two strategies' reduction rules apart, and
 // three steps show the counts are per step, not cumulative.
 #include <gtest/gtest.h>
@@ -35,18 +38,22 @@ struct Bytes {
   std::int64_t gather = 0, reduce = 0;
 };
 
+int shard_group(const std::string& strategy, int world) { return strategy == "hsdp" ? std::min(world, 2) : world; }
+
 Bytes expected(const ModelConfig& config, const std::string& strategy, int world, std::int64_t element) {
   Bytes b;
   const auto layouts = model::unit_layouts(config);
+  const int group = shard_group(strategy, world), replicas = world / group;
   for (std::size_t u = 0; u < layouts.size(); ++u) {
     const std::int64_t size = layouts[u].size();
     if (strategy == "replicated") {
       b.reduce += 4 * (world - 1) * size * element / world;
     } else {
-      const std::int64_t chunk = (size + world - 1) / world;  // padded size / W
+      const std::int64_t chunk = (size + group - 1) / group;  // padded size / S
       const bool block = u > 0 && u + 1 < layouts.size();
-      b.gather += kAccum * (block ? 2 : 1) * 2 * (world - 1) * chunk * element;
-      b.reduce += kAccum * 2 * (world - 1) * chunk * element;
+      b.gather += kAccum * (block ? 2 : 1) * 2 * (group - 1) * chunk * element;
+      b.reduce += kAccum * 2 * (group - 1) * chunk * element;
+      b.reduce += 4 * (replicas - 1) * chunk * element / replicas;  // hsdp: once per step
     }
   }
   return b;
@@ -60,6 +67,7 @@ void check(const std::string& strategy, dist::DType wire) {
   store.strategy = strategy;
   store.comm_dtype = wire;
   store.max_inflight_units = 1;
+  store.shard_group_size = shard_group(strategy, world);
   train::TrainOptions o;
   o.steps = kSteps;
   o.grad_accum = kAccum;
@@ -73,7 +81,7 @@ void check(const std::string& strategy, dist::DType wire) {
     EXPECT_EQ(m.gather_bytes, want.gather);
     EXPECT_EQ(m.reduce_bytes, want.reduce);
   }
-  if (world > 1 && strategy == "fsdp") {
+  if (world > 1 && strategy != "replicated") {
     EXPECT_GT(want.gather, 0);
   }
   if (world > 1) {
@@ -85,6 +93,8 @@ TEST(CommBytes, ReplicatedFp32) { check("replicated", dist::DType::f32); }
 TEST(CommBytes, ReplicatedBf16) { check("replicated", dist::DType::bf16); }
 TEST(CommBytes, FsdpFp32) { check("fsdp", dist::DType::f32); }
 TEST(CommBytes, FsdpBf16) { check("fsdp", dist::DType::bf16); }
+TEST(CommBytes, HsdpFp32) { check("hsdp", dist::DType::f32); }
+TEST(CommBytes, HsdpBf16) { check("hsdp", dist::DType::bf16); }
 
 }  // namespace
 }  // namespace llmtrain::parallel

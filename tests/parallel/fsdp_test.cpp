@@ -119,6 +119,19 @@ TEST(Hsdp, TrainsLikeOneProcessOnTheGlobalBatch) {
   }
 }
 
+// With micro-batches, HSDP sums across its groups once per step (the last micro-batch folds in what the earlier
+// ones reduced inside the group): still the one-process trajectory, for every S, in fp32. S = 1 replicates
+// through the sharded path, so every micro-batch but the last reduces nothing at all.
+TEST(Hsdp, AccumulatesMicroBatchesAndSumsAcrossGroupsOncePerStep) {
+  auto comm = dist::make_collectives("mpi", *g_runtime);
+  const auto want = train_alone(untied(), options(10, 3), comm->size());
+  for (int group = 1; group <= comm->size(); ++group) {
+    if (comm->size() % group != 0) continue;
+    SCOPED_TRACE("shard group size " + std::to_string(group));
+    expect_same_trajectory(train_distributed(untied(), options(10, 3), sharded("hsdp", group), *comm), want);
+  }
+}
+
 // K and reshard_after_forward change when gathers happen, never what is computed.
 TEST(Fsdp, WindowSettingsGiveBitwiseIdenticalParameters) {
   auto comm = dist::make_collectives("mpi", *g_runtime);

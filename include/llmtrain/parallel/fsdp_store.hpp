@@ -30,7 +30,7 @@ class FsdpStore final : public ParamStore {
   std::vector<model::ParamUnit<float>>& param_shards() override { return param_shards_; }
   std::vector<model::ParamUnit<float>>& grad_shards() override { return grad_shards_; }
   void zero_gradients() override;
-  void begin_micro_batch(bool) override {}
+  void begin_micro_batch(bool last) override;
   void progress() override;
   void reduce_gradients() override;
   double grad_norm() override;
