@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "llmtrain/core/error.hpp"
 #include "source_files.hpp"
@@ -30,12 +29,7 @@ std::string from_vocab_and_merges(const fs::path& vocab_path, const fs::path& me
   }
   LLMTRAIN_CHECK(vocab.is_object(), vocab_path.string(), ": not a JSON object of token -> id");
   json merges = json::array();
-  std::istringstream lines(read_file(merges_path.string()));
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line.rfind("#version", 0) == 0) continue;
-    merges.push_back(line);
-  }
+  for (const MergeLine& line : merge_lines(read_file(merges_path.string()))) merges.push_back(line.text);
   json added = json::array();
   if (const auto eot = vocab.find("<|endoftext|>"); eot != vocab.end())
     added.push_back({{"id", *eot}, {"content", "<|endoftext|>"}, {"single_word", false}, {"lstrip", false},

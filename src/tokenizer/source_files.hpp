@@ -2,7 +2,9 @@
 // tokenizer_files.cpp; the export to Hugging Face's format reads the same files).
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace llmtrain::tokenizer {
 
@@ -16,5 +18,13 @@ TokenizerFiles find_tokenizer_files(const std::string& path);
 
 // A tokenizer file's bytes; an error names the file.
 std::string read_file(const std::string& path);
+
+// The merges of a merges.txt / vocab.bpe text, one "left right" line each with its 1-based line number
+// (for messages): CR line ends dropped, the "#version" header and empty lines skipped.
+struct MergeLine {
+  std::size_t number;
+  std::string text;
+};
+std::vector<MergeLine> merge_lines(const std::string& merges_txt);
 
 }  // namespace llmtrain::tokenizer

@@ -28,6 +28,18 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+std::vector<MergeLine> merge_lines(const std::string& merges_txt) {
+  std::vector<MergeLine> out;
+  std::istringstream lines(merges_txt);
+  std::string line;
+  for (std::size_t number = 1; std::getline(lines, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line.rfind("#version", 0) == 0) continue;
+    out.push_back({number, line});
+  }
+  return out;
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -137,13 +149,8 @@ void load_vocab_and_merges(const std::string& vocab_json, const std::string& voc
     LLMTRAIN_FAIL(vocab_where, ": ", e.what());
   }
   std::vector<std::pair<std::string, std::string>> merges;
-  std::istringstream lines(merges_txt);
-  std::string line;
-  for (std::size_t number = 1; std::getline(lines, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line.rfind("#version", 0) == 0) continue;
-    merges.push_back(split_merge(line, merges_where + ":" + std::to_string(number), merges.size()));
-  }
+  for (const MergeLine& line : merge_lines(merges_txt))
+    merges.push_back(split_merge(line.text, merges_where + ":" + std::to_string(line.number), merges.size()));
   BpeOptions options;
   options.byte_level = true;
   impl.model = std::make_unique<BpeModel>(vocab, merges, options, vocab_where + " + " + merges_where);
