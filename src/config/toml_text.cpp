@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+
+#include "llmtrain/core/quoted.hpp"
 
 namespace llmtrain::schema {
 
@@ -32,38 +33,11 @@ std::string real_to_toml(double value) {
   return out + digits.substr(0, whole) + "." + digits.substr(whole);
 }
 
-std::string string_to_toml(const std::string& text) {
-  // A TOML basic string: quote, backslash and every control character escaped (TOML forbids them raw,
-  // tab excepted, which is escaped to be seen); other bytes, UTF-8 included, as they are.
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\f': out += "\\f"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (byte < 0x20 || byte == 0x7f) {
-          char escape[8];
-          std::snprintf(escape, sizeof escape, "\\u%04X", byte);
-          out += escape;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string value_to_toml(const Value& value) {
   if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (const auto* d = std::get_if<double>(&value)) return real_to_toml(*d);
-  return string_to_toml(std::get<std::string>(value));
+  return quoted(std::get<std::string>(value));
 }
 
 }  // namespace llmtrain::schema

@@ -8,12 +8,10 @@
 
 namespace llmtrain::schema {
 
-// Integers as they are, numbers by real_to_toml, strings by string_to_toml.
+// Integers as they are, numbers by real_to_toml, strings by quoted() (core/quoted.hpp).
 std::string value_to_toml(const Value& value);
 // The shortest form that reads back as the same double, plain from 1e-4 to below 1e7 ("1800.0", "0.0003"),
 // else with an exponent ("1e-8", "1e9"); nan and inf as TOML writes them.
 std::string real_to_toml(double value);
-// A TOML basic string: quoted, with quote, backslash and every control character escaped.
-std::string string_to_toml(const std::string& text);
 
 }  // namespace llmtrain::schema

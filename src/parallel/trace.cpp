@@ -5,27 +5,9 @@
 #include <fstream>
 
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/quoted.hpp"
 
 namespace llmtrain::parallel {
-namespace {
-
-// Names are unit names and fixed words; escape what JSON requires all the same.
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\u%04x", c);
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 Trace::Trace(int rank) : rank_(rank), start_(std::chrono::steady_clock::now()) {}
 
@@ -49,7 +31,7 @@ void Trace::write(const std::string& path) const {
   char number[64];
   for (const Event& e : events_) {
     std::snprintf(number, sizeof number, "%.3f,\"dur\":%.3f", e.begin_us, e.end_us - e.begin_us);
-    out << ",\n{\"name\":" << json_string(e.name) << ",\"ph\":\"X\",\"pid\":" << rank_ << ",\"tid\":" << int(e.track)
+    out << ",\n{\"name\":" << quoted(e.name) << ",\"ph\":\"X\",\"pid\":" << rank_ << ",\"tid\":" << int(e.track)
         << ",\"ts\":" << number << "}";
   }
   out << "\n]}\n";
