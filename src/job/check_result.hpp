@@ -3,8 +3,11 @@
 // warnings.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
+
+#include "llmtrain/dist/runtime.hpp"
 
 namespace llmtrain::job {
 
@@ -13,5 +16,10 @@ struct CheckResult {
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
 };
+
+// Collective: every rank's one-line messages, each with the ranks that reported it (in rank order), so
+// that a message many ranks share is reported once.
+std::map<std::string, std::vector<int>> gather_by_message(const dist::Runtime& runtime,
+                                                          const std::vector<std::string>& messages);
 
 }  // namespace llmtrain::job

@@ -78,28 +78,11 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
   return result;
 }
 
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
-}
-
-// message -> "rank r (host)" of every rank that reported it, in rank order.
-std::map<std::string, std::vector<std::string>> group(const std::vector<std::string>& per_rank,
-                                                      const std::vector<std::string>& hosts) {
-  std::map<std::string, std::vector<std::string>> out;
-  for (std::size_t r = 0; r < per_rank.size(); ++r) {
-    std::size_t begin = 0;
-    for (std::size_t end; (end = per_rank[r].find('\n', begin)) != std::string::npos; begin = end + 1)
-      out[per_rank[r].substr(begin, end - begin)].push_back(cat(r, " (", hosts[r], ")"));
-  }
-  return out;
-}
-
-std::string who(const std::vector<std::string>& ranks, std::size_t world) {
-  if (ranks.size() == world && world > 1) return "all ranks";
+// "all ranks", or "rank r (host)" / "ranks r (host), ..." of the ranks that reported a message.
+std::string who(const std::vector<int>& ranks, const std::vector<std::string>& hosts) {
+  if (ranks.size() == hosts.size() && hosts.size() > 1) return "all ranks";
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + ranks[i];
+  for (std::size_t i = 0; i < ranks.size(); ++i) out += cat(i ? ", " : "", ranks[i], " (", hosts[std::size_t(ranks[i])], ")");
   return out;
 }
 
@@ -110,18 +93,18 @@ int run_preflight(const std::string& config_path, const std::vector<std::string>
   dist::agree(runtime, [&] { config = load_config(config_path, overrides); });
   const CheckResult result = check_this_rank(config, runtime);
   const auto hosts = dist::all_gather_bytes(runtime, runtime.hostname());
-  const auto problems = group(dist::all_gather_bytes(runtime, join_lines(result.problems)), hosts);
-  const auto warnings = group(dist::all_gather_bytes(runtime, join_lines(result.warnings)), hosts);
-  const auto notes = group(dist::all_gather_bytes(runtime, join_lines(result.notes)), hosts);
+  const auto problems = gather_by_message(runtime, result.problems);
+  const auto warnings = gather_by_message(runtime, result.warnings);
+  const auto notes = gather_by_message(runtime, result.notes);
   if (runtime.rank() == 0) {
     std::printf("preflight of %s: %s on %s\n", config.source_file.c_str(), counted(runtime.size(), "rank").c_str(),
                 counted(runtime.node_count(), "node").c_str());
     for (const auto& [message, ranks] : notes)
-      std::printf("  ok: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
+      std::printf("  ok: %s [%s]\n", message.c_str(), who(ranks, hosts).c_str());
     for (const auto& [message, ranks] : warnings)
-      std::printf("  WARNING: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
+      std::printf("  WARNING: %s [%s]\n", message.c_str(), who(ranks, hosts).c_str());
     for (const auto& [message, ranks] : problems)
-      std::printf("  PROBLEM: %s [%s]\n", message.c_str(), who(ranks, hosts.size()).c_str());
+      std::printf("  PROBLEM: %s [%s]\n", message.c_str(), who(ranks, hosts).c_str());
     if (problems.empty()) std::printf("preflight: all checks passed\n");
     else std::printf("preflight: %s; fix them before the run\n", counted(problems.size(), "problem").c_str());
     std::fflush(stdout);

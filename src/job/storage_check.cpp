@@ -9,13 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <set>
 
 #include "dry_run_report.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
-#include "llmtrain/dist/gather_bytes.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 
 namespace llmtrain::job {
@@ -55,7 +54,7 @@ void check_checkpoint_dir(const Config& config, const ModelConfig& model, Checkp
   const std::int64_t written = (c.every_steps > 0 ? config.train.steps / c.every_steps : 0) + 1;
   const std::int64_t count = c.keep_last > 0 ? std::min(c.keep_last + 1, written) : written;
   const double each = static_cast<double>(ckpt::space_needed(model, c.alignment));
-  const std::string need = cat(count, count == 1 ? " checkpoint" : " checkpoints", " of this model (checkpoint.keep_last = ",
+  const std::string need = cat(counted(count, "checkpoint"), " of this model (checkpoint.keep_last = ",
                                c.keep_last, ", this run writes ", written, ") need ", format_bytes(count * each), ", ",
                                format_bytes(each), " each");
   const std::string has = cat("checkpoint.dir: ", c.dir, " has ", format_bytes(free_bytes), " free; ");
@@ -80,12 +79,7 @@ void check_run_directories(const Config& config, const ModelConfig& model, const
     for (const auto& p : result.problems) problems += cat(problems.empty() ? "" : "\n", p);
     LLMTRAIN_FAIL(problems, "\n(checked before the first step; `llmtrain --preflight` checks this and more)");
   });
-  std::string mine;
-  for (const auto& w : result.warnings) mine += w + "\n";
-  std::set<std::string> logged;
-  for (const std::string& theirs : dist::all_gather_bytes(runtime, mine))
-    for (std::size_t a = 0, b; (b = theirs.find('\n', a)) != std::string::npos; a = b + 1)
-      if (logged.insert(theirs.substr(a, b - a)).second) log_warn(theirs.substr(a, b - a));
+  for (const auto& [warning, ranks] : gather_by_message(runtime, result.warnings)) log_warn(warning);
 }
 
 }  // namespace llmtrain::job
