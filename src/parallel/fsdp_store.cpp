@@ -312,7 +312,7 @@ void FsdpStore::grad_ready(int index) {
   m.reductions->set_trace(trace_);
   // hsdp: the replica group's all-reduce once per step, in the last micro-batch (reduction_queue.hpp).
   using Into = ReductionQueue::Into;
-  const Into how = !m.replicas ? Into::accumulate : m.last_micro_batch ? Into::fold_and_replicate : Into::accumulate_in_group;
+  const Into how = m.last_micro_batch ? Into::fold_and_replicate : Into::accumulate_in_group;
   m.reductions->start(u.grad_full, u.grad, how, "reduce_scatter " + u.name);
   u.grad_full = Floats();
   m.reductions->progress();

@@ -25,6 +25,8 @@ void ReductionQueue::wait_exposed(int until) {
 void ReductionQueue::start(Floats full, Floats into, Into how, const std::string& label) {
   LLMTRAIN_CHECK(shards_ || (how != Into::accumulate_in_group && how != Into::fold_and_replicate),
                  "a reduction without a shard group has no group-only stage");
+  // Without a replica group there is no second stage to hold back or fold into: both add the group's sum.
+  if (!replicas_ && (how == Into::accumulate_in_group || how == Into::fold_and_replicate)) how = Into::accumulate;
   wait_exposed(max_inflight_ - 1);
   Reduction r;
   r.label = label;
@@ -97,8 +99,7 @@ void ReductionQueue::advance_front() {
 
 void ReductionQueue::finish(Reduction& r) {
   // fold_and_replicate's sum already holds what `into` held: it is written, not added.
-  const bool accumulate = r.how == Into::accumulate || r.how == Into::accumulate_in_group ||
-                          (r.how == Into::fold_and_replicate && !replicas_);
+  const bool accumulate = r.how == Into::accumulate || r.how == Into::accumulate_in_group;
   if (shards_) {
     if (wire_ == dist::DType::bf16) from_bf16(r.chunk_wire, r.into, accumulate);
     else if (accumulate) add_into(r.chunk, r.into);

@@ -51,7 +51,7 @@ class ReductionQueue {
     accumulate,           // into += the sum over the shard group and then the replica group, if any
     accumulate_in_group,  // into += the sum over the shard group only (hsdp, before the last micro-batch)
     fold_and_replicate,   // into = the replica group's sum of (the shard group's sum + into) (hsdp, the last)
-  };
+  };  // without a replica group, accumulate_in_group and fold_and_replicate are accumulate
   // Queues the reduction of `full` (S * chunk values) and puts it on the wire unless gathers hold the link;
   // its result, this rank's chunk of the sum, meets `into` as `how` says. Waits for the oldest reduction
   // first when R are in flight. Neither buffer may be touched until wait_all(). `label` names it in a trace.
