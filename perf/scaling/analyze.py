@@ -251,8 +251,9 @@ def project(preset_name, gpu, net_bps, n_gpus, mfu, eta_net=0.8, seqs=SEQS_PER_G
 def settings_sweep(mfu, n_gpus=64, net_bps=100e9):
     """Which settings decide 11B's weak-scaling efficiency on 100 Gbit/s Ethernet at 64 A100s: strategy
     (fsdp over all GPUs, hsdp with the node as shard group), the wire type, the window K and the sequences
-    of 4096 tokens per GPU and micro-batch (fsdp and hsdp reduce every micro-batch, so train.grad_accum does
-    not change the ratio). Prints one row per setting, efficiency per sequence count."""
+    of 4096 tokens per GPU and micro-batch, one micro-batch per step; then hsdp by train.grad_accum (its
+    all-reduce across nodes runs once per step; fsdp's traffic is per micro-batch, so grad_accum does not
+    change fsdp's ratio). Prints one row per setting, efficiency per sequence count."""
     seq_counts = (1, 2, 4, 8, 16)
     print(f"\n11B on {n_gpus} A100s, {net_bps / 1e9:.0f} Gbit/s Ethernet per node of 8 (80 % usable): projected "
           f"weak-scaling efficiency by setting and sequences of {SEQ} tokens per GPU per micro-batch")
