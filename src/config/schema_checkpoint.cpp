@@ -33,6 +33,10 @@ SectionSchema checkpoint_section() {
       bind_member(&C::checkpoint, &CheckpointConfig::timeout_s, real<C>("checkpoint", "timeout_s", 1800, 0, 1e7,
            "A checkpoint write that takes longer ends the job with an error instead of hanging (e.g. a file "
            "system that stopped answering); 0: no limit.")),
+      bind_member(&C::checkpoint, &CheckpointConfig::async, boolean<C>("checkpoint", "async", true,
+           "Write checkpoints in the background: a step copies what it saves into staging memory (3 x 4 bytes per "
+           "parameter / ranks) and training goes on while a writer thread writes the file; the next checkpoint, a "
+           "stop and the run's end wait for it. false: every rank waits for the whole write.")),
   };
   return section;
 }

@@ -7,23 +7,29 @@
 
 namespace llmtrain::job {
 
-CheckpointHook::CheckpointHook(std::function<void()> save, std::int64_t every_steps, bool on_stop, std::int64_t last_saved)
-    : save_(std::move(save)), every_(every_steps), on_stop_(on_stop), last_saved_(last_saved) {}
+CheckpointHook::CheckpointHook(CheckpointWrites writes, std::int64_t every_steps, bool on_stop, std::int64_t last_saved)
+    : writes_(std::move(writes)), every_(every_steps), on_stop_(on_stop), last_saved_(last_saved) {}
 
 void CheckpointHook::after_step(train::Trainer& trainer, const train::StepMetrics&) {
+  cost_ = {};
+  // A write that failed in the background ends the job within a step, not at the next checkpoint.
+  if (in_flight_) in_flight_ = writes_.settle(false);
   if (every_ <= 0 || trainer.step() % every_ != 0) return;
-  save_();
+  cost_ = writes_.save();
   last_saved_ = trainer.step();
+  in_flight_ = true;
 }
 
 void CheckpointHook::after_run(train::Trainer& trainer) {
-  if (trainer.step() == last_saved_) return;
-  if (trainer.stopped_by_signal() && !on_stop_) {
-    log_warn("stopped by a signal with checkpoint.on_stop = false: steps after ", last_saved_, " are not saved");
-    return;
+  if (trainer.step() != last_saved_) {
+    if (trainer.stopped_by_signal() && !on_stop_)
+      log_warn("stopped by a signal with checkpoint.on_stop = false: steps after ", last_saved_, " are not saved");
+    else {
+      writes_.save();
+      last_saved_ = trainer.step();
+    }
   }
-  save_();
-  last_saved_ = trainer.step();
+  in_flight_ = writes_.settle(true);
 }
 
 }  // namespace llmtrain::job

@@ -1,5 +1,7 @@
 // The checkpoint policy as a trainer hook: a checkpoint every checkpoint.every_steps steps, and one when the
-// run ends (by its steps, or by an agreed stop signal when checkpoint.on_stop). Collective.
+// run ends (by its steps, or by an agreed stop signal when checkpoint.on_stop); the run's end and a stop wait
+// for the write in flight. It keeps what each step's checkpointing cost the loop, which the metrics report
+// (the next hook) writes on the step's line. Collective.
 #pragma once
 
 #include <cstdint>
@@ -9,18 +11,31 @@
 
 namespace llmtrain::job {
 
+// The job's side of a checkpoint, as the hook calls it; both collective.
+struct CheckpointWrites {
+  // Saves the current step: takes a snapshot and starts its write in the background, or writes it.
+  std::function<train::CheckpointCost()> save;
+  // Whether a write is still in flight on some rank (agreed); a failed write is thrown on every rank.
+  // With wait, first waits for it (and returns false).
+  std::function<bool(bool wait)> settle;
+};
+
 class CheckpointHook final : public train::StepHook {
  public:
-  // save(): writes the current step's checkpoint (collective). last_saved: the step a resumed run started at.
-  CheckpointHook(std::function<void()> save, std::int64_t every_steps, bool on_stop, std::int64_t last_saved);
+  // last_saved: the step a resumed run started at.
+  CheckpointHook(CheckpointWrites writes, std::int64_t every_steps, bool on_stop, std::int64_t last_saved);
   void after_step(train::Trainer& trainer, const train::StepMetrics& metrics) override;
   void after_run(train::Trainer& trainer) override;
+  // The cost of the latest step's checkpointing (zero at a step that saved nothing).
+  const train::CheckpointCost& cost() const { return cost_; }
 
  private:
-  std::function<void()> save_;
+  CheckpointWrites writes_;
   std::int64_t every_;
   bool on_stop_;
   std::int64_t last_saved_;
+  bool in_flight_ = false;  // agreed: a write may be running on some rank
+  train::CheckpointCost cost_;
 };
 
 }  // namespace llmtrain::job

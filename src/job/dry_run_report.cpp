@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "llmtrain/ckpt/background_writer.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/job/options.hpp"
@@ -55,6 +56,8 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
   // On an AVX512_BF16 CPU the head's products keep its weight packed as bf16, once per transposition, between
   // steps (docs/model.md); counted wherever the run may land.
   if (config.train.precision == "bf16") e.head_copies = 2.0 * 2.0 * double(m.vocab_size) * double(m.d_model);
+  if (!config.checkpoint.dir.empty() && config.checkpoint.async)
+    e.checkpoint_staging = ckpt::BackgroundWriter::staging_bytes(m.parameter_count(), world_size);
   e.state_replicated = 16.0 * static_cast<double>(m.parameter_count());  // fp32 weights + gradients + AdamW m and v
   e.fsdp_state = e.state_replicated / world_size;
   e.fsdp_window = window(world_size);
@@ -67,8 +70,8 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
 }
 
 double MemoryEstimate::total(const std::string& strategy) const {
-  if (strategy == "fsdp") return fsdp_state + fsdp_window + model_own();
-  if (strategy == "hsdp") return hsdp_state + hsdp_window + model_own();
+  if (strategy == "fsdp") return fsdp_state + fsdp_window + beside_state();
+  if (strategy == "hsdp") return hsdp_state + hsdp_window + beside_state();
   return data_parallel();
 }
 
@@ -95,6 +98,9 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
              ", R = ", p.max_inflight_reductions, ", activations ", format_bytes(memory.activations),
              " (recompute = \"", config.train.recompute, "\")",
              memory.head_copies > 0 ? cat(", bf16 head copies ", format_bytes(memory.head_copies)) : std::string(),
+             memory.checkpoint_staging > 0
+                 ? cat(", checkpoint staging ", format_bytes(memory.checkpoint_staging), " (checkpoint.async)")
+                 : std::string(),
              "):\n");
   char header[200];
   std::snprintf(header, sizeof header, "  %-40s %12s %12s %12s\n", "strategy", "state", "window", "total");

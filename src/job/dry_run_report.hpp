@@ -17,9 +17,10 @@ struct MemoryEstimate {
   double hsdp_state = 0, hsdp_window = 0;   // over parallel.shard_group_size (0: it does not divide the ranks)
   double activations = 0;                   // what the model allocates for its micro-batches (Model::own_bytes)
   double head_copies = 0;                   // train.precision = "bf16": the head weight packed twice in bf16
-  // What the model allocates itself, whatever the strategy.
-  double model_own() const { return activations + head_copies; }
-  double data_parallel() const { return state_replicated + model_own(); }
+  double checkpoint_staging = 0;            // checkpoint.async: this rank's share of weights and moments
+  // What a rank allocates beside the parameter state, whatever the strategy.
+  double beside_state() const { return activations + head_copies + checkpoint_staging; }
+  double data_parallel() const { return state_replicated + beside_state(); }
   // Everything a rank holds under parallel.strategy = strategy.
   double total(const std::string& strategy) const;
 };

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "checkpoint_hook.hpp"
+#include "llmtrain/ckpt/background_writer.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
 #include "llmtrain/core/comm_progress.hpp"
@@ -43,13 +44,14 @@ struct Job::Parts {
   std::optional<model::Model<float>> model;
   std::optional<optim::AdamW> optimizer;
   std::optional<train::Trainer> trainer;
+  std::unique_ptr<ckpt::BackgroundWriter> checkpoint_writer;  // checkpoint.async
   // Hooks, in the order the trainer runs them.
   train::StopAgreement stop_agreement;
   std::unique_ptr<ProvenanceLog> provenance;
+  std::unique_ptr<CheckpointHook> checkpoints;  // with a checkpoint.dir; before the metrics, which report its cost
   std::unique_ptr<train::MetricsLog> metrics_log;  // rank 0 with a run_dir
   std::optional<train::MetricsReport> metrics_report;
   std::optional<train::Evaluation> evaluation;
-  std::unique_ptr<CheckpointHook> checkpoints;  // with a checkpoint.dir; last, so the logs of a step precede it
   std::string resumed_from;                     // the checkpoint file this run continued from, if any
 
   Parts(const Config& c, dist::Runtime& r) : config(c), runtime(r) {}
@@ -107,17 +109,28 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     p.provenance = std::make_unique<ProvenanceLog>(*p.train_loader, path, runtime.rank());
     p.trainer->add_hook(*p.provenance);
   }
+  if (!config.checkpoint.dir.empty()) {
+    if (config.checkpoint.async && runtime.thread_multiple())
+      p.checkpoint_writer = std::make_unique<ckpt::BackgroundWriter>(runtime.comm());
+    else if (config.checkpoint.async)
+      log_warn("checkpoint.async = true needs MPI_THREAD_MULTIPLE, which this MPI library does not provide: "
+               "checkpoints are written synchronously");
+    CheckpointWrites writes{[this] {
+                              train::CheckpointCost cost;
+                              save_checkpoint(&cost);
+                              return cost;
+                            },
+                            [this](bool wait) { return settle_checkpoint(wait); }};
+    p.checkpoints = std::make_unique<CheckpointHook>(std::move(writes), config.checkpoint.every_steps,
+                                                     config.checkpoint.on_stop, p.trainer->step());
+    p.trainer->add_hook(*p.checkpoints);
+  }
   if (runtime.rank() == 0) p.metrics_log = std::make_unique<train::MetricsLog>(config.train.run_dir);
-  p.metrics_report.emplace(p.metrics_log.get(), config.log.every_steps);
+  p.metrics_report.emplace(p.metrics_log.get(), config.log.every_steps, p.checkpoints ? &p.checkpoints->cost() : nullptr);
   p.trainer->add_hook(*p.metrics_report);
   if (p.eval_loader) {
     p.evaluation.emplace(*p.eval_loader, config.train.eval_batches, config.train.eval_every, p.metrics_log.get());
     p.trainer->add_hook(*p.evaluation);
-  }
-  if (!config.checkpoint.dir.empty()) {
-    p.checkpoints = std::make_unique<CheckpointHook>([this] { save_checkpoint(); }, config.checkpoint.every_steps,
-                                                     config.checkpoint.on_stop, p.trainer->step());
-    p.trainer->add_hook(*p.checkpoints);
   }
 }
 
@@ -179,11 +192,30 @@ std::map<std::string, std::uint64_t> Job::skipped_records() {
 
 namespace llmtrain::job {
 
-std::string Job::save_checkpoint() {
+namespace {
+
+// After a checkpoint file is complete: rank 0 points LATEST at it and applies keep_last / keep_every.
+void update_checkpoint_dir(const CheckpointConfig& c, const std::string& path, int rank) {
+  if (rank != 0) return;
+  ckpt::write_latest(c.dir, path);
+  for (const auto& removed : ckpt::prune(c.dir, c.keep_last, c.keep_every))
+    log_info("removed ", removed, " (checkpoint.keep_last = ", c.keep_last, ", keep_every = ", c.keep_every, ")");
+}
+
+void log_written(const std::string& path, std::uint64_t bytes, double seconds, const char* how) {
+  log_info("checkpoint ", path, ": ", bytes, " bytes in ", seconds, " s (", double(bytes) / seconds / 1e6, " MB/s", how, ")");
+}
+
+}  // namespace
+
+std::string Job::save_checkpoint(train::CheckpointCost* cost) {
   Parts& p = *parts_;
   const Config& c = p.config;
   LLMTRAIN_CHECK(!c.checkpoint.dir.empty(), "save_checkpoint: checkpoint.dir is not set");
   const Stopwatch watch;
+  // One write in flight: a snapshot waits for the previous write, and its failure ends the job here.
+  const double waited = p.checkpoint_writer ? p.checkpoint_writer->wait() : 0.0;
+  if (p.checkpoint_writer) dist::agree(p.runtime, [&] { p.checkpoint_writer->rethrow_failure(); });
   ckpt::Contents contents;
   ckpt::Metadata& m = contents.metadata;
   m.step = p.trainer->step();
@@ -201,18 +233,33 @@ std::string Job::save_checkpoint() {
   contents.train_loader = loader_states();
   contents.rng = {std::uint64_t(c.model.seed), std::uint64_t(c.data.seed)};
   const std::string path = ckpt::checkpoint_path(c.checkpoint.dir, m.step);
-  const std::uint64_t bytes = ckpt::write_checkpoint(
-      path, contents, p.runtime.comm(), {c.checkpoint.alignment, c.checkpoint.file_locking, c.checkpoint.timeout_s});
-  dist::agree(p.runtime, [&] {
-    if (p.runtime.rank() != 0) return;
-    ckpt::write_latest(c.checkpoint.dir, path);
-    for (const auto& removed : ckpt::prune(c.checkpoint.dir, c.checkpoint.keep_last, c.checkpoint.keep_every))
-      log_info("removed ", removed, " (checkpoint.keep_last = ", c.checkpoint.keep_last, ", keep_every = ",
-               c.checkpoint.keep_every, ")");
-  });
-  const double seconds = watch.seconds();
-  log_info("checkpoint ", path, ": ", bytes, " bytes in ", seconds, " s (", double(bytes) / seconds / 1e6, " MB/s)");
+  const ckpt::WriteOptions options{c.checkpoint.alignment, c.checkpoint.file_locking, c.checkpoint.timeout_s};
+  if (p.checkpoint_writer) {
+    // On the writer thread once the file is complete; a failure there is rethrown by the next agreement.
+    auto after_write = [checkpoint = c.checkpoint, path, rank = p.runtime.rank()](std::uint64_t bytes, double seconds) {
+      update_checkpoint_dir(checkpoint, path, rank);
+      log_written(path, bytes, seconds, ", in the background");
+    };
+    const auto started = p.checkpoint_writer->start(path, contents, options, std::move(after_write));
+    if (cost) *cost = {waited + started.blocked_s, started.snapshot_s};
+    return path;
+  }
+  const std::uint64_t bytes = ckpt::write_checkpoint(path, contents, p.runtime.comm(), options);
+  dist::agree(p.runtime, [&] { update_checkpoint_dir(c.checkpoint, path, p.runtime.rank()); });
+  log_written(path, bytes, watch.seconds(), "");
+  if (cost) *cost = {watch.seconds(), 0.0};
   return path;
+}
+
+bool Job::settle_checkpoint(bool wait) {
+  Parts& p = *parts_;
+  if (!p.checkpoint_writer) return false;
+  if (wait) p.checkpoint_writer->wait();
+  // Busy anywhere first, then the failures: once no rank is busy, every rank's outcome is in.
+  int busy = p.checkpoint_writer->busy() ? 1 : 0;
+  LLMTRAIN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &busy, 1, MPI_INT, MPI_MAX, p.runtime.comm()));
+  dist::agree(p.runtime, [&] { p.checkpoint_writer->rethrow_failure(); });
+  return busy != 0;
 }
 
 void Job::restore_checkpoint(const std::string& path) {

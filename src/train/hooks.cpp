@@ -18,10 +18,13 @@ void StopAgreement::after_step(Trainer& trainer, const StepMetrics&) {
   }
 }
 
-MetricsReport::MetricsReport(MetricsLog* log, std::int64_t every) : log_(log), every_(every) {}
+MetricsReport::MetricsReport(MetricsLog* log, std::int64_t every, const CheckpointCost* checkpoint_cost)
+    : log_(log), every_(every), checkpoint_cost_(checkpoint_cost) {}
 
-void MetricsReport::after_step(Trainer& trainer, const StepMetrics& m) {
+void MetricsReport::after_step(Trainer& trainer, const StepMetrics& step) {
   if (!log_) return;
+  StepMetrics m = step;
+  if (checkpoint_cost_) m.ckpt = *checkpoint_cost_;
   log_->write_step(m);
   if (first_step_ < 0) first_step_ = m.step;
   const std::int64_t total = trainer.options().steps;

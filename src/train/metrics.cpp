@@ -53,6 +53,7 @@ void MetricsLog::write_step(const StepMetrics& m) {
                       {"comm", {{"gather_s", m.gather_s}, {"reduce_s", m.reduce_s}, {"exposed_s", m.exposed_s},
                                 {"gather_wait_s", m.gather_wait_s}, {"gather_bytes", m.gather_bytes},
                                 {"reduce_bytes", m.reduce_bytes}}}};
+  if (m.ckpt) j["ckpt"] = {{"blocked_s", m.ckpt->blocked_s}, {"snapshot_s", m.ckpt->snapshot_s}};
   out_ << j.dump() << '\n';
   out_.flush();
   LLMTRAIN_CHECK(out_.good(), "writing metrics.jsonl failed at step ", m.step);

@@ -94,6 +94,7 @@ struct CheckpointConfig {
   std::int64_t alignment;
   bool file_locking;
   double timeout_s;
+  bool async;  // write in the background from a snapshot (ckpt/background_writer.hpp)
 };
 
 struct LogConfig {

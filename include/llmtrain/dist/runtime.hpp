@@ -11,7 +11,9 @@ namespace llmtrain::dist {
 
 class Runtime {
  public:
-  // Initialises MPI (thread level FUNNELED: only the main thread calls MPI; loader threads never do).
+  // Initialises MPI at thread level MULTIPLE where the library offers it: the main thread makes the training's
+  // MPI calls and a background checkpoint writer (ckpt/background_writer.hpp) its own, on a communicator of its
+  // own; loader threads never call MPI. FUNNELED is the least it accepts.
   Runtime(int& argc, char**& argv);
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -24,6 +26,8 @@ class Runtime {
   int node_count() const { return node_count_; }
   std::string hostname() const { return hostname_; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
+  // Whether a second thread may call MPI at the same time as the main one (MPI_THREAD_MULTIPLE provided).
+  bool thread_multiple() const { return thread_multiple_; }
 
   void barrier() const;
   // Ends every rank of the job at once; used when one rank fails alone.
@@ -31,6 +35,7 @@ class Runtime {
 
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
+  bool thread_multiple_ = false;
   std::string hostname_;
 };
 

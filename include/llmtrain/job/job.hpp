@@ -49,9 +49,14 @@ class Job {
   // Collective: the bad records (data.on_bad_record = "skip") the loaders of all ranks skipped in this
   // process's run, by file, summed over ranks; files with none are absent.
   std::map<std::string, std::uint64_t> skipped_records();
-  // Collective: writes the current step's checkpoint into checkpoint.dir, points LATEST at it and applies
-  // keep_last / keep_every. Returns its path.
-  std::string save_checkpoint();
+  // Collective: saves the current step's checkpoint into checkpoint.dir, points LATEST at it and applies
+  // keep_last / keep_every; with checkpoint.async from a snapshot, in the background (the file is complete
+  // when settle_checkpoint(true) returns or the next checkpoint starts), else before it returns. Returns its
+  // path; `cost`, when given, receives what it cost the caller (train/metrics.hpp).
+  std::string save_checkpoint(train::CheckpointCost* cost = nullptr);
+  // Collective: whether a background checkpoint write is still in flight on some rank (with wait: waits for
+  // it first, and returns false). A failed write is thrown on every rank.
+  bool settle_checkpoint(bool wait);
   // Collective: continues from a checkpoint written on any number of ranks: parameters, AdamW moments and
   // step, the trainer's step and the training loader. Before run(). Refuses a checkpoint of another tokenizer or
   // whose settings differ where they may not (docs/checkpoints.md). The constructor already applied

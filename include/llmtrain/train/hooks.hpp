@@ -24,15 +24,17 @@ class StopAgreement final : public StepHook {
 };
 
 // Writes each step to `log` (rank 0 holds a log; other ranks pass nullptr and do nothing) and prints a
-// progress line every `every` steps (0: none).
+// progress line every `every` steps (0: none). With `checkpoint_cost` (a run that writes checkpoints; the
+// checkpoint hook, which runs before this one, keeps it), each line carries that step's cost.
 class MetricsReport final : public StepHook {
  public:
-  MetricsReport(MetricsLog* log, std::int64_t every);
+  MetricsReport(MetricsLog* log, std::int64_t every, const CheckpointCost* checkpoint_cost = nullptr);
   void after_step(Trainer& trainer, const StepMetrics& metrics) override;
 
  private:
   MetricsLog* log_;
   std::int64_t every_;
+  const CheckpointCost* checkpoint_cost_;
   Stopwatch since_start_;
   std::int64_t first_step_ = -1;  // the first step this process took (a resumed run starts past 1)
 };

@@ -3,9 +3,18 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 
 namespace llmtrain::train {
+
+// What checkpointing cost the training loop at a step: seconds it waited for a checkpoint write (the previous
+// write still in flight when asynchronous; the whole write when synchronous) and seconds it spent copying a
+// snapshot into the staging buffers (asynchronous only). 0 at steps without a checkpoint.
+struct CheckpointCost {
+  double blocked_s = 0;
+  double snapshot_s = 0;
+};
 
 struct StepMetrics {
   std::int64_t step = 0;          // 1-based optimizer step
@@ -25,6 +34,7 @@ struct StepMetrics {
   std::int64_t shard_bytes = 0, peak_bytes = 0;
   double gather_s = 0, reduce_s = 0, exposed_s = 0, gather_wait_s = 0;
   std::int64_t gather_bytes = 0, reduce_bytes = 0;
+  std::optional<CheckpointCost> ckpt;  // in a run that writes checkpoints, on every line
 };
 
 // Writes JSON lines to <run_dir>/metrics.jsonl, which holds the current run only (run_files.hpp); prints
