@@ -155,6 +155,13 @@ class Watchdog {
   std::thread thread_;
 };
 
+// LLMTRAIN_FAULT=ckpt.slow:<rank>: that rank waits 2 s before it writes data, as on a slow file system, so that
+// training runs ahead of an asynchronous write (tests check the file still holds its step's state).
+void maybe_delay(int rank) {
+  const char* fault = std::getenv("LLMTRAIN_FAULT");
+  if (fault && std::string(fault) == cat("ckpt.slow:", rank)) std::this_thread::sleep_for(std::chrono::seconds(2));
+}
+
 // LLMTRAIN_FAULT=ckpt.write:<rank>: that rank dies here, with part of the data written.
 // LLMTRAIN_FAULT=ckpt.stall:<rank>: that rank stops here, as on a file system that no longer answers, and
 // only the watchdog ends it.
@@ -240,6 +247,7 @@ std::uint64_t write_checkpoint(const std::string& path, const Contents& c, MPI_C
   // helper thread beside whole-tensor writes read it twice, and measured up to 2x slower at W = 1).
   constexpr std::uint64_t kWriteChunk = 1 << 20;
   std::vector<std::uint64_t> sums(pieces.size());
+  maybe_delay(rank);
   for (std::size_t i = 0; i < pieces.size() && !agree.failed(); ++i) {
     const Piece& p = pieces[i];
     const std::size_t size = element_size(p.type);

@@ -13,6 +13,9 @@
 #               job with its error, non-zero, no hang, the previous checkpoint intact
 #   mismatch    another tokenizer, another corpus, a setting that may not change: refused with what differs
 #   preempt     SIGUSR1 mid-run: a checkpoint after that step, exit 0; the next run resumes from it
+#   async       checkpoint.async with a writer held back 2 s (LLMTRAIN_FAULT=ckpt.slow) while training runs
+#               ahead: every file holds its own step's state, dataset for dataset the same as synchronous
+#               writes; the run's end waits for the last write; every metrics line reports ckpt.blocked_s
 set -u
 case_name=$1 mpirun=$2 llmtrain=$3 tool=$4 probe=$5 config=$6 work=$7/$1
 rm -rf "$work" && mkdir -p "$work"
@@ -128,6 +131,25 @@ preempt)
   expected=$(seq -s ' ' 1 $((step + 2)))
   got=$(grep -oE '"step":[0-9]+,"time_s"' "$work/run/metrics.jsonl" | grep -oE '[0-9]+' | tr '\n' ' ' | sed 's/ $//')
   [ "$got" = "$expected" ] || fail "metrics.jsonl steps '$got', expected '$expected'" ;;
+async)
+  sets=(--set checkpoint.every_steps=2)
+  train 2 6 -x LLMTRAIN_FAULT=ckpt.slow:1
+  [ "$status" -eq 0 ] || fail "asynchronous run: status $status"
+  expect "checkpoint .*step_00000002\.h5: [0-9]+ bytes in .*, in the background"
+  [ "$(cat "$work/ckpt/LATEST")" = step_00000006.h5 ] || fail "the run ended before its last write: LATEST is $(cat "$work/ckpt/LATEST")"
+  lines=$(grep -c '"type":"train"' "$work/run/metrics.jsonl")
+  [ "$lines" -eq 6 ] && [ "$(grep -c '"ckpt":{"blocked_s":[0-9.e-]*,"snapshot_s":' "$work/run/metrics.jsonl")" -eq 6 ] ||
+    fail "not every metrics line reports ckpt.blocked_s"
+  ckpt_dir=$work/sync sets+=(--set checkpoint.async=false)
+  train 2 6
+  [ "$status" -eq 0 ] || fail "synchronous run: status $status"
+  for step in 2 4 6; do
+    file=$(printf 'step_%08d.h5' "$step")
+    "$tool" verify "$work/ckpt/$file" || fail "$file (asynchronous) does not verify"
+    "$tool" inspect "$work/ckpt/$file" | grep '^  /' >"$work/async.txt"
+    "$tool" inspect "$work/sync/$file" | grep '^  /' >"$work/sync.txt"
+    [ -s "$work/sync.txt" ] && diff "$work/async.txt" "$work/sync.txt" || fail "$file differs between asynchronous and synchronous writes"
+  done ;;
 *) fail "unknown case $case_name" ;;
 esac
 echo PASS

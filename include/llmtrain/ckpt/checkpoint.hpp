@@ -62,7 +62,8 @@ struct WriteOptions {
 // Checks the free space first. Any failure on any rank is reported by every rank and ends the job through
 // MPI_Abort (see src/ckpt/h5.hpp for why it cannot be an exception). Returns the file size in bytes.
 // Fault injection for tests: LLMTRAIN_FAULT=ckpt.write:<rank> kills that rank with SIGKILL mid-write;
-// LLMTRAIN_FAULT=ckpt.stall:<rank> makes it wait forever mid-write (for options.timeout_s to end it).
+// LLMTRAIN_FAULT=ckpt.stall:<rank> makes it wait forever mid-write (for options.timeout_s to end it);
+// LLMTRAIN_FAULT=ckpt.slow:<rank> makes it wait 2 s before writing data.
 std::uint64_t write_checkpoint(const std::string& path, const Contents& contents, MPI_Comm comm,
                                const WriteOptions& options = {});
 
