@@ -202,5 +202,26 @@ TEST(MemoryCheck, Bf16AddsTheHeadsTwoPackedCopiesToEveryStrategy) {
     EXPECT_EQ(bf16.total(strategy), fp32.total(strategy) + copies) << strategy;
 }
 
+TEST(MemoryCheck, AsynchronousCheckpointsAddTheirStagingShareToEveryStrategy) {
+  Config config = preset("tiny.toml");
+  ModelConfig model;
+  model.vocab_size = 1000;
+  model.d_model = 64;
+  config.checkpoint.dir.clear();
+  const MemoryEstimate none = estimate_memory(config, model, 4);
+  config.checkpoint.dir = "ckpt";
+  config.checkpoint.async = false;
+  const MemoryEstimate sync = estimate_memory(config, model, 4);
+  config.checkpoint.async = true;
+  const MemoryEstimate async = estimate_memory(config, model, 4);
+  const double staging = 3.0 * 4.0 * double(model.parameter_count()) / 4;  // weights and moments, a quarter each
+  EXPECT_EQ(none.checkpoint_staging, 0.0);
+  EXPECT_EQ(sync.checkpoint_staging, 0.0);
+  EXPECT_EQ(async.checkpoint_staging, staging);
+  for (const char* strategy : {"replicated", "fsdp", "hsdp"})
+    EXPECT_EQ(async.total(strategy), sync.total(strategy) + staging) << strategy;
+  EXPECT_NE(dry_run_report(config, model, 4).find("checkpoint staging "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace llmtrain::job
