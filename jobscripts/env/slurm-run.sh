@@ -1,18 +1,32 @@
 # The body both Slurm scripts share (sourced after common.env and the network's .env): preflight, then the
-# run with pre-emption handling. Usage: slurm_run input.toml [llmtrain options]
+# run with pre-emption handling and relaunch after a failure. Usage: slurm_run input.toml [llmtrain options]
 #
 # Pre-emption: `#SBATCH --signal=B:USR1@T` sends SIGUSR1 to this batch shell T seconds before the time
 # limit. Only to the shell: `scancel --signal=USR1` would reach srun's tasks but not the ranks of an mpirun
-# started here, so the shell forwards it. Bash runs a trap only after its foreground child ends, so the
-# launcher runs in the background and the shell waits for it. llmtrain stops after the current step, saves
-# a checkpoint (when [checkpoint] is configured) and exits 0; the script then requeues the job if steps
+# started here, so the shell forwards it (relaunch.sh). llmtrain stops after the current step, saves a
+# checkpoint (when [checkpoint] is configured) and exits 0; the script then requeues the job if steps
 # remain, and the next start resumes from the checkpoint (checkpoint.resume = "auto").
+#
+# Failure: `#SBATCH --no-kill` keeps the allocation when a node dies; a failed run is relaunched with a new
+# srun over the nodes that still run a task (relaunch.sh), the same ranks per node.
+
+source "$(dirname "${BASH_SOURCE[0]}")/relaunch.sh"
+
+# The allocation's nodes that still start a task, comma-separated.
+alive_nodes() {
+  local node alive=()
+  for node in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do
+    timeout 30 srun --nodes=1 --ntasks=1 --nodelist="$node" --cpu-bind=none true >/dev/null 2>&1 && alive+=("$node")
+  done
+  (IFS=,; echo "${alive[*]}")
+}
 
 slurm_run() {
   local config=$1; shift
   local bin=${LLMTRAIN_BIN:-build/bin/llmtrain}
   local run_dir=$LLMTRAIN_RUNS/${SLURM_JOB_NAME}-${SLURM_JOB_ID}
   local attempt=${SLURM_RESTART_COUNT:-0}
+  local per_node=${SLURM_NTASKS_PER_NODE:-$((SLURM_NTASKS / SLURM_JOB_NUM_NODES))}
   mkdir -p "$run_dir"
   echo "llmtrain job $SLURM_JOB_ID attempt $attempt on $SLURM_JOB_NUM_NODES nodes ($SLURM_JOB_NODELIST): $SLURM_NTASKS ranks," \
        "$SLURM_CPUS_PER_TASK cpus each; interface $LLMTRAIN_IFNAME; run directory $run_dir"
@@ -28,17 +42,24 @@ slurm_run() {
     return 1
   fi
 
-  stop_signal=0
-  trap 'stop_signal=1; echo "llmtrain: stop signal; forwarding it to the ranks"; kill -USR1 "$launcher" 2>/dev/null' USR1 TERM
-  "${launch[@]}" "$bin" "${args[@]}" > >(tee -a "$run_dir/attempt-$attempt.log") 2>&1 &
-  launcher=$!
-  # wait returns early (status > 128) each time a trapped signal arrives: wait again until the launcher
-  # is gone, then once more for its exit status.
-  while kill -0 "$launcher" 2>/dev/null; do wait "$launcher" || true; done
-  local status=0
-  wait "$launcher" || status=$?
-  trap - USR1 TERM
-  if [ "$status" -eq 0 ] && [ "$stop_signal" -eq 1 ] && grep -q "stopped by .* after step" "$run_dir/attempt-$attempt.log"; then
+  unset LLMTRAIN_RECOVERY
+  local restarts=0 log=$run_dir/attempt-$attempt.log status nodes
+  while :; do
+    status=0
+    run_forwarding_signals "${launch[@]}" "$bin" "${args[@]}" > >(tee -a "$log") 2>&1 || status=$?
+    should_relaunch "$status" "$restarts" || break
+    note_failure "$run_dir" "$status"
+    nodes=$(alive_nodes)
+    [ -n "$nodes" ] || { echo "llmtrain: no node of the allocation answers; not relaunching" >&2; break; }
+    restarts=$((restarts + 1))
+    local count
+    count=$(echo "$nodes" | tr ',' '\n' | wc -l)
+    echo "llmtrain: relaunch $restarts of ${LLMTRAIN_MAX_RESTARTS:-3} on $count nodes ($nodes), $((count * per_node)) ranks"
+    launch=(srun --kill-on-bad-exit=1 --cpu-bind=cores --distribution=block:block --nodes="$count" --nodelist="$nodes"
+            --ntasks=$((count * per_node)) --ntasks-per-node="$per_node")
+    log=$run_dir/attempt-$attempt-relaunch-$restarts.log
+  done
+  if [ "$status" -eq 0 ] && [ "$stop_signal" -eq 1 ] && grep -q "stopped by .* after step" "$log"; then
     # A clean stop exits 0, and Slurm requeues only failed or pre-empted jobs: do it here (--requeue).
     echo "llmtrain: stopped before the last step; requeueing job $SLURM_JOB_ID"
     scontrol requeue "$SLURM_JOB_ID"

@@ -1,6 +1,8 @@
 // The job: builds every part of a run in order and wires them together (see job.hpp).
 #include "llmtrain/job/job.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,6 +28,7 @@
 #include "llmtrain/parallel/trace.hpp"
 #include "llmtrain/train/hooks.hpp"
 #include "memory_check.hpp"
+#include "relaunch.hpp"
 #include "resume.hpp"
 #include "storage_check.hpp"
 
@@ -127,6 +130,11 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   }
   if (runtime.rank() == 0) p.metrics_log = std::make_unique<train::MetricsLog>(config.train.run_dir);
   p.metrics_report.emplace(p.metrics_log.get(), config.log.every_steps, p.checkpoints ? &p.checkpoints->cost() : nullptr);
+  std::optional<Relaunch> relaunch;
+  dist::agree(runtime, [&] { relaunch = parse_relaunch(std::getenv("LLMTRAIN_RECOVERY")); });
+  if (relaunch)
+    p.metrics_report->set_recovery(std::max<std::int64_t>(0, relaunch->last_step - p.trainer->step()),
+                                   relaunch->failed_at_unix_s);
   p.trainer->add_hook(*p.metrics_report);
   if (p.eval_loader) {
     p.evaluation.emplace(*p.eval_loader, config.train.eval_batches, config.train.eval_every, p.metrics_log.get());

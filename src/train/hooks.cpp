@@ -1,8 +1,10 @@
 // Stop agreement, metrics and evaluation between steps (see hooks.hpp).
 #include "llmtrain/train/hooks.hpp"
 
+#include <chrono>
 #include <cstdio>
 
+#include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/core/stop_signal.hpp"
@@ -21,10 +23,21 @@ void StopAgreement::after_step(Trainer& trainer, const StepMetrics&) {
 MetricsReport::MetricsReport(MetricsLog* log, std::int64_t every, const CheckpointCost* checkpoint_cost)
     : log_(log), every_(every), checkpoint_cost_(checkpoint_cost) {}
 
+void MetricsReport::set_recovery(std::int64_t lost_steps, double failed_at_unix_s) {
+  recovery_ = Recovery{lost_steps, failed_at_unix_s};
+}
+
 void MetricsReport::after_step(Trainer& trainer, const StepMetrics& step) {
   if (!log_) return;
   StepMetrics m = step;
   if (checkpoint_cost_) m.ckpt = *checkpoint_cost_;
+  if (recovery_) {
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    m.recovery = Recovery{recovery_->lost_steps, now - recovery_->seconds};
+    recovery_.reset();
+    log_info("recovery: ", counted(m.recovery->lost_steps, "step"), " lost; step ", m.step, " done ", m.recovery->seconds,
+             " s after the failure");
+  }
   log_->write_step(m);
   if (first_step_ < 0) first_step_ = m.step;
   const std::int64_t total = trainer.options().steps;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "llmtrain/core/batch.hpp"
@@ -29,12 +30,16 @@ class StopAgreement final : public StepHook {
 class MetricsReport final : public StepHook {
  public:
   MetricsReport(MetricsLog* log, std::int64_t every, const CheckpointCost* checkpoint_cost = nullptr);
+  // A relaunched run: its first line carries `lost_steps` and the seconds since failed_at_unix_s (the
+  // failure's wall-clock time, seconds since the epoch), which is also logged.
+  void set_recovery(std::int64_t lost_steps, double failed_at_unix_s);
   void after_step(Trainer& trainer, const StepMetrics& metrics) override;
 
  private:
   MetricsLog* log_;
   std::int64_t every_;
   const CheckpointCost* checkpoint_cost_;
+  std::optional<Recovery> recovery_;  // seconds: the failure's time until the first line computes it
   Stopwatch since_start_;
   std::int64_t first_step_ = -1;  // the first step this process took (a resumed run starts past 1)
 };

@@ -16,6 +16,14 @@ struct CheckpointCost {
   double snapshot_s = 0;
 };
 
+// A run relaunched after a failure (the job scripts relaunch inside the allocation; docs/checkpoints.md):
+// steps lost (logged before the failure, after the state it resumed from) and seconds from the failure to
+// the end of its first step. On that step's metrics line.
+struct Recovery {
+  std::int64_t lost_steps = 0;
+  double seconds = 0;
+};
+
 struct StepMetrics {
   std::int64_t step = 0;          // 1-based optimizer step
   double loss = 0;                // mean over all ranks' counted targets of this step
@@ -35,6 +43,7 @@ struct StepMetrics {
   double gather_s = 0, reduce_s = 0, exposed_s = 0, gather_wait_s = 0;
   std::int64_t gather_bytes = 0, reduce_bytes = 0;
   std::optional<CheckpointCost> ckpt;  // in a run that writes checkpoints, on every line
+  std::optional<Recovery> recovery;    // on the first line of a relaunched run
 };
 
 // Writes JSON lines to <run_dir>/metrics.jsonl, which holds the current run only (run_files.hpp); prints
