@@ -83,6 +83,22 @@ std::vector<std::string> resume_conflicts(const std::string& saved_toml, const s
   return out;
 }
 
+std::vector<std::string> model_conflicts(const std::string& saved_toml, const std::string& current_toml) {
+  const auto saved = settings(saved_toml), current = settings(current_toml);
+  const auto compared = [](const std::string& key) {
+    return key.rfind("model.", 0) == 0 && key != "model.seed" && key != "model.init_std" &&
+           key != "model.mask_documents" && key != "model.max_position_embeddings";
+  };
+  std::vector<std::string> out;
+  for (const auto& [key, value] : current) {
+    if (!compared(key)) continue;
+    const auto it = saved.find(key);
+    const std::string then = it == saved.end() ? "(absent)" : it->second;
+    if (!same_value(then, value)) out.push_back(cat(key, ": checkpoint has ", then, ", this run has ", value));
+  }
+  return out;
+}
+
 std::string global_batch_change(const std::string& saved_toml, std::int64_t saved_world_size,
                                 const std::string& current_toml, std::int64_t current_world_size) {
   const auto saved = settings(saved_toml), current = settings(current_toml);
