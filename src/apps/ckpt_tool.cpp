@@ -179,7 +179,7 @@ int import_model(const Args& a, dist::Runtime& runtime) {
   std::cout << "wrote " << r.checkpoint << " (" << r.source.architecture << ", " << m.parameter_count()
             << " parameters" << (r.source.dtype.empty() ? "" : ", " + r.source.dtype + " source")
             << ") and its tokenizer in " << r.tokenizer_dir << "\n\n# To continue pre-training from it:\n"
-            << r.model_toml << "\n" << r.tokenizer_toml << "\n[checkpoint]\ninit_from = " << quoted(r.checkpoint) << "\n";
+            << r.model_toml << "\n" << r.tokenizer_toml << "\n[checkpoint]\ninit_from = " << quoted(std::filesystem::absolute(r.checkpoint).lexically_normal().string()) << "\n";
   return 0;
 }
 
