@@ -13,7 +13,8 @@ namespace llmtrain::job {
 bool may_change_at_resume(const std::string& key);
 
 // "key: checkpoint has A, this run has B" for every other setting that differs between two resolved
-// configurations (to_toml text; datasets keyed "data.datasets[i].key").
+// configurations (to_toml text; datasets keyed "data.datasets[i].key"). A setting the checkpoint does not
+// have (written before the setting existed) is no conflict while this run leaves it at its default.
 std::vector<std::string> resume_conflicts(const std::string& saved_toml, const std::string& current_toml);
 
 // "key: checkpoint has A, this run has B" for the [model] settings that decide what the parameters compute
