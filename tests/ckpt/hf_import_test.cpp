@@ -304,4 +304,39 @@ TEST(HfImportRefusals, MissingFilesAreNamed) {
   }
 }
 
+// F16 tensors (no fixture has one) widen exactly: normal, subnormal, signed zero, infinity, the largest value;
+// a dtype the import does not read is named.
+TEST(HfImportSafetensors, HalfPrecisionWidensExactly) {
+  const fs::path file = work_dir("f16") / "t.safetensors";
+  const std::vector<std::uint16_t> bits = {0x3c00, 0xc000, 0x0001, 0x8000, 0x7c00, 0x7bff, 0x3555};
+  const std::string header = R"({"h":{"dtype":"F16","shape":[7],"data_offsets":[0,14]},)"
+                             R"("i":{"dtype":"I32","shape":[1],"data_offsets":[14,18]}})";
+  {
+    std::ofstream out(file, std::ios::binary);
+    const std::uint64_t length = header.size();
+    out.write(reinterpret_cast<const char*>(&length), 8);
+    out << header;
+    out.write(reinterpret_cast<const char*>(bits.data()), 14);
+    out.write("\0\0\0\0", 4);
+  }
+  const auto entries = ckpt::read_safetensors_header(file.string());
+  const std::vector<float> values = ckpt::read_safetensors_floats(entries.at("h"), "h");
+  const std::vector<float> expected = {1.0f, -2.0f, std::ldexp(1.0f, -24), -0.0f, INFINITY, 65504.0f,
+                                       0.25f * (1.0f + float(0x155) / 1024.0f)};
+  ASSERT_EQ(values.size(), expected.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(values[i], expected[i]) << i;
+    EXPECT_EQ(std::signbit(values[i]), std::signbit(expected[i])) << i;
+  }
+  try {
+    ckpt::read_safetensors_floats(entries.at("i"), "i");
+    ADD_FAILURE() << "read an I32 tensor as floats";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor i is I32; the import reads F32, BF16 and F16"), std::string::npos) << e.what();
+  }
+  // A byte range beyond the file is named.
+  std::filesystem::resize_file(file, 8 + header.size() + 10);
+  EXPECT_THROW(ckpt::read_safetensors_header(file.string()), Error);
+}
+
 }  // namespace
