@@ -1,6 +1,8 @@
 // Hugging Face model directory -> step-0 checkpoint (see hf_import.hpp).
 #include "llmtrain/job/hf_import.hpp"
 
+#include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -103,8 +105,14 @@ ImportResult import_hf(const ImportOptions& options, MPI_Comm comm) {
   m.config = toml;
   m.tokenizer_fingerprint = tok.fingerprint();
   m.code_version = LLMTRAIN_VERSION;
-  // Fresh AdamW moments: zeros, one buffer for both (the writer only reads them).
-  const std::vector<model::ParamUnit<float>> zeros = model::allocate_like(params, "import.moments");
+  // Fresh AdamW moments: zeros. The writer only reads them, so every unit of both moments views the start of
+  // one zero buffer as large as the largest unit: the import holds the parameters and one unit more.
+  std::int64_t largest = 0;
+  for (const auto& u : params) largest = std::max<std::int64_t>(largest, std::int64_t(u.flat.size()));
+  const Kokkos::View<float*> zero("import.zero_moments", std::size_t(largest));
+  std::vector<model::ParamUnit<float>> zeros;
+  for (const auto& u : params)
+    zeros.push_back({u.layout, Kokkos::subview(zero, std::make_pair(std::size_t(0), u.flat.size())), u.begin});
   contents.params = &params;
   contents.first_moments = &zeros;
   contents.second_moments = &zeros;

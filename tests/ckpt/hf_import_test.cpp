@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -114,6 +115,8 @@ TEST_P(Fixture, LogitsAndGreedyTokensMatchTransformers) {
         worst = std::max(worst, std::abs(double(ours[t * std::size_t(vocab) + std::size_t(v)]) - theirs));
         scale = std::max(scale, std::abs(theirs));
       }
+    std::printf("%s \"%s\": largest logit difference %.3g, %.3g of the largest logit\n", GetParam().c_str(),
+                c["prompt"].get<std::string>().c_str(), worst, worst / scale);
     EXPECT_LE(worst, 1e-4 * scale) << GetParam() << " \"" << c["prompt"].get<std::string>() << "\": largest logit "
                                    << "difference " << worst << " against logits up to " << scale;
     // Greedy continuation by full-sequence logits, token by token. A near tie (top two within 1e-5 of the
