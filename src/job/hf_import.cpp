@@ -46,11 +46,13 @@ ImportResult import_hf(const ImportOptions& options, MPI_Comm comm) {
   ImportResult out;
   out.source = ckpt::read_hf_config(options.hf_dir, options.seq_len);
   ModelConfig& model = out.source.model;
-  const bool has_tokenizer = fs::exists(fs::path(options.hf_dir) / "tokenizer.json") ||
-                             (fs::exists(fs::path(options.hf_dir) / "vocab.json") && fs::exists(fs::path(options.hf_dir) / "merges.txt"));
-  LLMTRAIN_CHECK(has_tokenizer, options.hf_dir, ": no tokenizer (tokenizer.json, or vocab.json + merges.txt) to import "
-                 "with the model");
-  const tokenizer::Tokenizer source_tokenizer = tokenizer::Tokenizer::load(options.hf_dir);
+  const tokenizer::Tokenizer source_tokenizer = [&] {
+    try {
+      return tokenizer::Tokenizer::load(options.hf_dir);
+    } catch (const Error& e) {
+      LLMTRAIN_FAIL(options.hf_dir, ": no tokenizer to import with the model: ", e.what());
+    }
+  }();
   LLMTRAIN_CHECK(model.vocab_size >= std::int64_t(source_tokenizer.vocab_size()), options.hf_dir,
                  "/config.json: vocab_size: ", model.vocab_size, " is smaller than the tokenizer's vocabulary (",
                  source_tokenizer.vocab_size(), " tokens)");
