@@ -3,9 +3,11 @@
 # configuration's sections, checkpoint.init_from starts a run from the import's parameters (fresh loader and
 # schedule), the run's own checkpoint wins over init_from when it resumes, a run whose [model] differs is
 # refused naming the setting, and the export of the import states the source's bos/eos ids and tokenizer.
-# Usage: hf_init_from_test.sh LLMTRAIN LLMTRAIN_CKPT FIXTURE CORPUS WORK_DIR
+# With a learning rate of 0, a run's checkpoint holds exactly the import's parameters, also under FSDP on 2
+# ranks: init_from loads every parameter, and nothing else.
+# Usage: hf_init_from_test.sh LLMTRAIN LLMTRAIN_CKPT MPIEXEC FIXTURE CORPUS WORK_DIR
 set -u
-llmtrain=$1 tool=$2 fixture=$3 corpus=$4 dir=$5
+llmtrain=$1 tool=$2 mpiexec=$3 fixture=$4 corpus=$5 dir=$6
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir"
 
@@ -48,6 +50,17 @@ out=$("$llmtrain" "$dir/run.toml" --set "train.run_dir=$dir/other" --set "checkp
         --set model.residual_multiplier=1 2>&1) && fail "a run with another [model] started from the import"
 grep -q "its \[model\] differs from this run's:" <<<"$out" && grep -q "model.residual_multiplier: checkpoint has 0.8, this run has 1" <<<"$out" \
   || { echo "$out"; fail "the refusal does not name the setting"; }
+
+models() { "$tool" inspect "$1" | grep -E "^  /model/" | sort; }
+imported=$(models "$dir/import/step_00000000.h5")
+[ -n "$imported" ] || fail "no /model datasets in the import"
+for np in 1 2; do
+  out=$("$mpiexec" --oversubscribe -np $np "$llmtrain" "$dir/run.toml" --set "train.run_dir=$dir/frozen$np" \
+          --set "checkpoint.dir=$dir/frozen$np/ckpt" --set train.steps=1 --set train.lr=0 --set train.min_lr=0 \
+          --set parallel.strategy=fsdp 2>&1) || { echo "$out"; fail "the run with lr 0 on $np ranks failed"; }
+  [ "$(models "$dir/frozen$np/ckpt/step_00000001.h5")" = "$imported" ] \
+    || fail "on $np ranks (fsdp), a step with lr 0 from the import does not hold the import's parameters"
+done
 
 out=$("$tool" export "$dir/import/step_00000000.h5" --format safetensors --output "$dir/hf" 2>&1) || { echo "$out"; fail "export failed"; }
 python3 - "$dir/hf" "$fixture" <<'PY' || fail "the export's config.json does not state the source's settings"
