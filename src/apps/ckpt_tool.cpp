@@ -10,8 +10,13 @@
 //                                                  [--max-shard-bytes N]
 //                                                  Hugging Face Llama tensors, config.json,
 //                                                  generation_config.json and the tokenizer
+//   llmtrain-ckpt import HF_DIR --output DIR [--seq-len N]
+//                                                  a Hugging Face Llama / Mistral / Granite directory as
+//                                                  DIR/step_00000000.h5 (for checkpoint.init_from), its
+//                                                  tokenizer copied to DIR/tokenizer; prints the [model] section
 //
 // Runs on one process or under mpirun: verify and export share the reading among the ranks.
+#include <Kokkos_Core.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -24,9 +29,11 @@
 #include "llmtrain/ckpt/export.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
+#include "llmtrain/core/quoted.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/data/simulate.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
+#include "llmtrain/job/hf_import.hpp"
 #include "llmtrain/job/options.hpp"
 #include "llmtrain/tokenizer/hf_export.hpp"
 
@@ -41,14 +48,26 @@ const char* const kUsage =
     "       llmtrain-ckpt loader-state CKPT --output DIR\n"
     "       llmtrain-ckpt export CKPT --format safetensors --output DIR [--dtype bf16|fp32] [--tokenizer PATH]\n"
     "                     [--max-shard-bytes N]\n"
+    "       llmtrain-ckpt import HF_DIR --output DIR [--seq-len N]\n"
     "export writes model.safetensors (above N bytes, default 5000000000: shards and their index), config.json,\n"
     "generation_config.json, tokenizer.json and tokenizer_config.json; the tokenizer is the checkpoint's\n"
-    "tokenizer.path unless --tokenizer names another with the same vocabulary.\n";
+    "tokenizer.path unless --tokenizer names another with the same vocabulary.\n"
+    "import reads config.json, model.safetensors (or its shards) and the tokenizer of a LlamaForCausalLM,\n"
+    "MistralForCausalLM or GraniteForCausalLM and writes DIR/step_00000000.h5 with its tokenizer beside it;\n"
+    "--seq-len is the run's data.seq_len, checked against a sliding_window (default: max_position_embeddings).\n";
 
 struct Args {
   std::string command, target, output, format, dtype = "fp32", tokenizer;
   std::uint64_t max_shard_bytes = ckpt::ExportOptions{}.max_shard_bytes;
+  std::int64_t seq_len = 0;
 };
+
+// A positive integer option's value.
+std::uint64_t positive(const std::string& option, const std::string& v, const char* what) {
+  LLMTRAIN_CHECK(!v.empty() && v.find_first_not_of("0123456789") == std::string::npos && v.size() < 19 && std::stoull(v) > 0,
+                 option, ": expected a positive number of ", what, ", got '", v, "'");
+  return std::stoull(v);
+}
 
 Args parse(int argc, char** argv) {
   LLMTRAIN_CHECK(argc >= 3, argc < 2 ? "no command given" : "expected a file or directory after the command", "\n", kUsage);
@@ -64,12 +83,8 @@ Args parse(int argc, char** argv) {
     else if (option == "--format") a.format = value();
     else if (option == "--dtype") a.dtype = value();
     else if (option == "--tokenizer") a.tokenizer = value();
-    else if (option == "--max-shard-bytes") {
-      const std::string v = value();
-      LLMTRAIN_CHECK(!v.empty() && v.find_first_not_of("0123456789") == std::string::npos && v.size() < 19 && std::stoull(v) > 0,
-                     "--max-shard-bytes: expected a positive number of bytes, got '", v, "'");
-      a.max_shard_bytes = std::stoull(v);
-    }
+    else if (option == "--max-shard-bytes") a.max_shard_bytes = positive(option, value(), "bytes");
+    else if (option == "--seq-len") a.seq_len = std::int64_t(positive(option, value(), "tokens"));
     else LLMTRAIN_FAIL("unknown option '", option, "'\n", kUsage);
   }
   return a;
@@ -113,6 +128,11 @@ int export_model(const Args& a, ckpt::Reader& reader, bool speak) {
   Config config = default_config();
   config.source_file = a.target + " (its saved configuration)";
   config.tokenizer.path = a.tokenizer.empty() ? saved["tokenizer"]["path"].value_or(std::string()) : a.tokenizer;
+  // An import's tokenizer lies beside its checkpoint: it moves with the directory.
+  const auto beside = std::filesystem::path(a.target).parent_path() / "tokenizer";
+  if (a.tokenizer.empty() && !std::filesystem::exists(config.tokenizer.path) &&
+      std::filesystem::exists(beside / "tokenizer.json"))
+    config.tokenizer.path = beside.string();
   config.tokenizer.bos_token = saved["tokenizer"]["bos_token"].value_or(std::string());
   config.tokenizer.eos_token = saved["tokenizer"]["eos_token"].value_or(std::string());
   tokenizer::Tokenizer tok = [&] {
@@ -147,6 +167,22 @@ int export_model(const Args& a, ckpt::Reader& reader, bool speak) {
   return 0;
 }
 
+// What a run's configuration needs to start from the import follows the summary.
+int import_model(const Args& a, dist::Runtime& runtime) {
+  LLMTRAIN_CHECK(!a.output.empty(), "import: --output DIR is required\n", kUsage);
+  const job::ImportResult r = [&] {
+    Kokkos::ScopeGuard kokkos;  // the parameters are held in Kokkos views on their way to the checkpoint
+    return job::import_hf({a.target, a.output, a.seq_len}, runtime.comm());
+  }();
+  if (runtime.rank() != 0) return 0;
+  const ModelConfig& m = r.source.model;
+  std::cout << "wrote " << r.checkpoint << " (" << r.source.architecture << ", " << m.parameter_count()
+            << " parameters" << (r.source.dtype.empty() ? "" : ", " + r.source.dtype + " source")
+            << ") and its tokenizer in " << r.tokenizer_dir << "\n\n# To continue pre-training from it:\n"
+            << r.model_toml << "\n" << r.tokenizer_toml << "\n[checkpoint]\ninit_from = " << quoted(std::filesystem::absolute(r.checkpoint).lexically_normal().string()) << "\n";
+  return 0;
+}
+
 int inspect(const Args& a, ckpt::Reader& reader) {
   const ckpt::Metadata& m = reader.metadata();
   std::vector<ckpt::DatasetInfo> sets = reader.datasets();
@@ -172,6 +208,7 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
   const Args a = parse(argc, argv);
   const bool speak = runtime.rank() == 0;
   if (a.command == "list") return speak ? list(a) : 0;
+  if (a.command == "import") return import_model(a, runtime);
   if (a.command != "inspect" && a.command != "verify" && a.command != "loader-state" && a.command != "export")
     LLMTRAIN_FAIL("unknown command '", a.command, "'\n", kUsage);
   if (a.command == "export") {  // the options before the file, which may be large

@@ -1,39 +1,19 @@
 // Checkpoint -> safetensors + what transformers reads beside them (see export.hpp).
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <toml++/toml.h>
 
 #include "llmtrain/ckpt/export.hpp"
 #include "llmtrain/core/bf16.hpp"
 #include "llmtrain/core/error.hpp"
+#include "hf_names.hpp"
 
 namespace llmtrain::ckpt {
 namespace {
-
-// Our dataset name -> Hugging Face's tensor name ("" for a dataset that is not a model tensor).
-std::string hf_name(const std::string& dataset) {
-  static const std::map<std::string, std::string> block = {
-      {"wq", "self_attn.q_proj.weight"}, {"wk", "self_attn.k_proj.weight"},   {"wv", "self_attn.v_proj.weight"},
-      {"wo", "self_attn.o_proj.weight"}, {"w1", "mlp.gate_proj.weight"},      {"w3", "mlp.up_proj.weight"},
-      {"w2", "mlp.down_proj.weight"},    {"attn_norm", "input_layernorm.weight"},
-      {"ffn_norm", "post_attention_layernorm.weight"}};
-  static const std::regex block_tensor(R"(/model/block\.(\d+)/(\w+))");
-  std::smatch m;
-  if (std::regex_match(dataset, m, block_tensor)) {
-    const auto it = block.find(m[2].str());
-    LLMTRAIN_CHECK(it != block.end(), "export: no Hugging Face name for ", dataset);
-    return "model.layers." + m[1].str() + "." + it->second;
-  }
-  if (dataset == "/model/embedding/tok_embedding") return "model.embed_tokens.weight";
-  if (dataset == "/model/head/final_norm") return "model.norm.weight";
-  if (dataset == "/model/head/output") return "lm_head.weight";
-  LLMTRAIN_CHECK(dataset.rfind("/model/", 0) != 0, "export: no Hugging Face name for ", dataset);
-  return "";
-}
 
 template <typename T>
 T model_setting(const toml::table& config, const char* key, const std::string& path) {
@@ -115,7 +95,7 @@ ExportResult export_safetensors(Reader& reader, const ExportOptions& options) {
   // Tensors in name order (safetensors readers do not care; a fixed order makes the file reproducible).
   Tensors tensors;
   for (const auto& d : reader.datasets()) {
-    const std::string name = hf_name(d.name);
+    const std::string name = hf_tensor_name(d.name);
     if (name.empty()) continue;
     auto& [shape, values] = tensors[name];
     values = reader.read_tensor(d.name, shape);
@@ -141,11 +121,36 @@ ExportResult export_safetensors(Reader& reader, const ExportOptions& options) {
       {"hidden_act", "silu"},
       {"rms_norm_eps", model_setting<double>(config, "norm_eps", path)},
       {"rope_theta", model_setting<double>(config, "rope_theta", path)},
-      {"max_position_embeddings", config["data"]["seq_len"].value<std::int64_t>().value_or(2048)},
+      {"max_position_embeddings", config["model"]["max_position_embeddings"].value_or(std::int64_t(0)) > 0
+                                      ? *config["model"]["max_position_embeddings"].value<std::int64_t>()
+                                      : config["data"]["seq_len"].value<std::int64_t>().value_or(2048)},
       {"tie_word_embeddings", !tensors.count("lm_head.weight")},
       {"attention_bias", false},
       {"mlp_bias", false},
       {"torch_dtype", options.bf16 ? "bfloat16" : "float32"}};
+  // Settings beyond Llama's: Granite's four scalings make the export a GraniteForCausalLM, and Llama 3's rotary
+  // remapping is written as transformers 4 wrote it (rope_scaling), which transformers 5 reads too.
+  const double embedding = config["model"]["embedding_multiplier"].value_or(1.0);
+  const double residual = config["model"]["residual_multiplier"].value_or(1.0);
+  const double attention = config["model"]["attention_multiplier"].value_or(0.0);
+  const double logits = config["model"]["logits_scaling"].value_or(1.0);
+  if (embedding != 1.0 || residual != 1.0 || attention != 0.0 || logits != 1.0) {
+    hf_config["architectures"] = {"GraniteForCausalLM"};
+    hf_config["model_type"] = "granite";
+    hf_config["embedding_multiplier"] = embedding;
+    hf_config["residual_multiplier"] = residual;
+    hf_config["attention_multiplier"] =
+        attention > 0 ? attention : 1.0 / std::sqrt(double(embed[1]) / double(n_heads));
+    hf_config["logits_scaling"] = logits;
+  }
+  if (config["model"]["rope_type"].value_or(std::string("default")) == "llama3")
+    hf_config["rope_scaling"] = {
+        {"rope_type", "llama3"},
+        {"factor", model_setting<double>(config, "rope_factor", path)},
+        {"low_freq_factor", model_setting<double>(config, "rope_low_freq_factor", path)},
+        {"high_freq_factor", model_setting<double>(config, "rope_high_freq_factor", path)},
+        {"original_max_position_embeddings",
+         model_setting<std::int64_t>(config, "rope_original_max_position_embeddings", path)}};
 
   const std::size_t element = options.bf16 ? 2 : 4;
   std::vector<std::vector<std::string>> shards = shard(tensors, element, options.max_shard_bytes);

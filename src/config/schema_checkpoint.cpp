@@ -25,6 +25,10 @@ SectionSchema checkpoint_section() {
       bind_member(&C::checkpoint, &CheckpointConfig::resume, text<C>("checkpoint", "resume", Kind::String, "auto",
            "\"auto\": continue from the newest checkpoint in dir that verifies (falling back to older ones), or start "
            "fresh when there is none; \"never\": start fresh; a path: continue from that file.")),
+      bind_member(&C::checkpoint, &CheckpointConfig::init_from, text<C>("checkpoint", "init_from", Kind::InputPath, "",
+           "A checkpoint (e.g. one `llmtrain-ckpt import` wrote) whose parameters a new run starts from, with fresh "
+           "optimizer moments, schedule and data loader; only when resume finds no checkpoint of this run. Its "
+           "[model] settings and tokenizer must be this run's.")),
       bind_member(&C::checkpoint, &CheckpointConfig::alignment, integer<C>("checkpoint", "alignment", 1 << 20, 0, 1 << 30,
            "Datasets of at least half this many bytes start at a multiple of it (the file system's stripe or "
            "block size); 0: no alignment.")),

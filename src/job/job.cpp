@@ -104,7 +104,10 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   if (peak_flops <= 0) peak_flops = model::measure_gemm_peak(precision);
   p.trainer.emplace(train_options(config, peak_flops), *p.model, *p.store, *p.optimizer, *p.comm);
-  dist::agree(runtime, [&] { resume(); });
+  dist::agree(runtime, [&] {
+    resume();
+    if (p.resumed_from.empty() && !config.checkpoint.init_from.empty()) initialize_from(config.checkpoint.init_from);
+  });
 
   p.trainer->add_hook(p.stop_agreement);
   if (config.log.provenance) {
@@ -308,6 +311,26 @@ void Job::restore_checkpoint(const std::string& path) {
 }
 
 const std::string& Job::resumed_from() const { return parts_->resumed_from; }
+
+void Job::initialize_from(const std::string& path) {
+  Parts& p = *parts_;
+  ckpt::Reader reader(path, p.runtime.comm());
+  const ckpt::Metadata& m = reader.metadata();
+  LLMTRAIN_CHECK(m.tokenizer_fingerprint == p.encoder->fingerprint(), "checkpoint.init_from: ", path,
+                 ": written with another tokenizer (fingerprint ", m.tokenizer_fingerprint, "; ", p.config.tokenizer.path,
+                 " has ", p.encoder->fingerprint(), "); use the tokenizer it names (llmtrain-ckpt inspect)");
+  Config resolved = p.config;  // vocab_size, n_kv_heads and d_ff as derived (the import states them)
+  resolved.model = p.model_config;
+  const auto conflicts = model_conflicts(m.config, to_toml(resolved));
+  if (!conflicts.empty()) {
+    std::string list;
+    for (const auto& c : conflicts) list += "\n  " + c;
+    LLMTRAIN_FAIL("checkpoint.init_from: ", path, ": its [model] differs from this run's:", list);
+  }
+  reader.read_units("model", p.store->param_shards(), "");
+  log_info("parameters from ", path, " (checkpoint.init_from, saved at step ", m.step,
+           "); optimizer, schedule and data loader start afresh");
+}
 
 void Job::resume() {
   const CheckpointConfig& c = parts_->config.checkpoint;

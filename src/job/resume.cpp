@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "llmtrain/config/config.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/train/run_files.hpp"
@@ -78,8 +79,28 @@ std::vector<std::string> resume_conflicts(const std::string& saved_toml, const s
     const std::string now = it == current.end() ? "(absent)" : it->second;
     if (!same_value(now, value)) out.push_back(cat(key, ": checkpoint has ", value, ", this run has ", now));
   }
+  // A setting newer than the checkpoint (e.g. model.embedding_multiplier) at its default computes what the
+  // checkpoint's run computed without it.
+  static const auto defaults = settings(to_toml(default_config()));
   for (const auto& [key, value] : current)
-    if (!may_change_at_resume(key) && !saved.count(key)) out.push_back(cat(key, ": checkpoint has (absent), this run has ", value));
+    if (!may_change_at_resume(key) && !saved.count(key) && !(defaults.count(key) && same_value(defaults.at(key), value)))
+      out.push_back(cat(key, ": checkpoint has (absent), this run has ", value));
+  return out;
+}
+
+std::vector<std::string> model_conflicts(const std::string& saved_toml, const std::string& current_toml) {
+  const auto saved = settings(saved_toml), current = settings(current_toml);
+  const auto compared = [](const std::string& key) {
+    return key.rfind("model.", 0) == 0 && key != "model.seed" && key != "model.init_std" &&
+           key != "model.mask_documents" && key != "model.max_position_embeddings";
+  };
+  std::vector<std::string> out;
+  for (const auto& [key, value] : current) {
+    if (!compared(key)) continue;
+    const auto it = saved.find(key);
+    const std::string then = it == saved.end() ? "(absent)" : it->second;
+    if (!same_value(then, value)) out.push_back(cat(key, ": checkpoint has ", then, ", this run has ", value));
+  }
   return out;
 }
 

@@ -13,8 +13,14 @@ namespace llmtrain::job {
 bool may_change_at_resume(const std::string& key);
 
 // "key: checkpoint has A, this run has B" for every other setting that differs between two resolved
-// configurations (to_toml text; datasets keyed "data.datasets[i].key").
+// configurations (to_toml text; datasets keyed "data.datasets[i].key"). A setting the checkpoint does not
+// have (written before the setting existed) is no conflict while this run leaves it at its default.
 std::vector<std::string> resume_conflicts(const std::string& saved_toml, const std::string& current_toml);
+
+// "key: checkpoint has A, this run has B" for the [model] settings that decide what the parameters compute
+// (all but model.seed, model.init_std, model.mask_documents and model.max_position_embeddings): what a run
+// starting from another run's parameters (checkpoint.init_from) must share with it.
+std::vector<std::string> model_conflicts(const std::string& saved_toml, const std::string& current_toml);
 
 // A warning when the rows per optimizer step (ranks x train.batch_size x train.grad_accum) differ from the
 // checkpoint's: allowed (the batch per rank usually follows the world size), but the loss curve and the steps'

@@ -14,6 +14,13 @@ namespace llmtrain::model {
 using ops::Index;
 using ops::Range;
 
+namespace {
+template <typename T>
+T softmax_scale(const AttentionShape& s) {
+  return s.scale > 0 ? T(s.scale) : T(1) / std::sqrt(T(s.head_dim));
+}
+}  // namespace
+
 template <typename T>
 Attention<T>::Attention(const AttentionShape& shape, Precision precision)
     : shape_(shape),
@@ -32,7 +39,7 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
   const auto& s = shape_;
   const Index W = s.width(), hd = s.head_dim, ldo = s.n_heads * hd, tile = s.tile;
   const Index group = s.n_heads / s.n_kv_heads;
-  const T scale = T(1) / std::sqrt(T(hd));
+  const T scale = softmax_scale<T>(s);
   T* S = scores_.data();
   T* m = row_max_.data();
   T* l = row_sum_.data();
@@ -83,7 +90,7 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
   const auto& s = shape_;
   const Index W = s.width(), hd = s.head_dim, ldo = s.n_heads * hd, tile = s.tile;
   const Index group = s.n_heads / s.n_kv_heads;
-  const T scale = T(1) / std::sqrt(T(hd));
+  const T scale = softmax_scale<T>(s);
   T* P = scores_.data();
   T* dS = dscores_.data();
   T* delta = row_delta_.data();

@@ -23,6 +23,7 @@ namespace llmtrain::model {
 struct AttentionShape {
   std::int64_t batch = 0, seq_len = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
   std::int64_t tile = 128;  // query and key tile length
+  double scale = 0;         // the softmax scale of q.k (Granite's attention_multiplier); 0: 1 / sqrt(head_dim)
   std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
 };
 

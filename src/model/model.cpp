@@ -34,7 +34,8 @@ namespace {
 constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
 
 AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
-  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)};
+  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq),
+                        c.attention_multiplier};
 }
 }  // namespace
 
@@ -164,6 +165,7 @@ template <typename T>
 void Model<T>::State::embed() {
   acquire(0);
   ops::embedding_forward(resid[0].data(), w(0, "tok_embedding"), tokens.data(), n(), config.d_model);
+  if (config.embedding_multiplier != 1.0) ops::scale(resid[0].data(), T(config.embedding_multiplier), n() * config.d_model);
   release(0);
 }
 
@@ -192,9 +194,10 @@ template <typename T>
 void Model<T>::State::block_forward(Index layer) {
   const auto& c = config;
   const Index u = layer + 1, N = n(), D = c.d_model, F = c.d_ff, W = c.qkv_width();
+  const T r = T(c.residual_multiplier);
   auto& a = acts_for(layer);
   const T* x = resid[layer].data();
-  // Attention half: mid = x + wo(attention(rope(wqkv(norm(x)))))
+  // Attention half: mid = x + r wo(attention(rope(wqkv(norm(x))))), r the residual multiplier (1 for Llama)
   ops::rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
   mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w_qkv(u), D, T(0), a.qkv.data(), W);
   ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
@@ -202,14 +205,14 @@ void Model<T>::State::block_forward(Index layer) {
   attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
   poll_progress();
   ops::copy(a.mid.data(), x, N * D);
-  mm(Trans::No, Trans::Yes, N, D, D, T(1), a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
-  // MLP half: out = mid + w2(silu(w1(norm(mid))) * w3(norm(mid)))
+  mm(Trans::No, Trans::Yes, N, D, D, r, a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
+  // MLP half: out = mid + r w2(silu(w1(norm(mid))) * w3(norm(mid)))
   ops::rmsnorm_forward(a.xn2.data(), a.rstd2.data(), a.mid.data(), w(u, "ffn_norm"), N, D, c.norm_eps);
   mm(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w_13(u), D, T(0), a.h13.data(), 2 * F);
   ops::swiglu_forward(a.hg.data(), a.h13.data(), N, F);
   T* out = resid[layer + 1].data();
   ops::copy(out, a.mid.data(), N * D);
-  mm(Trans::No, Trans::Yes, N, D, F, T(1), a.hg.data(), F, w(u, "w2"), F, T(1), out, D);
+  mm(Trans::No, Trans::Yes, N, D, F, r, a.hg.data(), F, w(u, "w2"), F, T(1), out, D);
 }
 
 // d_out: gradient w.r.t. the block's output; d_in receives the gradient w.r.t. its input (overwritten).
@@ -218,22 +221,23 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   const auto& c = config;
   const Index u = layer + 1, N = n(), D = c.d_model, F = c.d_ff, W = c.qkv_width();
   if (recompute == Recompute::Blocks) block_forward(layer);
+  const T r = T(c.residual_multiplier);  // scales the branch outputs: their gradients carry it too
   auto& a = acts_for(layer);
   auto& s = *scratch;
   const T* x = resid[layer].data();
   // MLP half. The residual passes d_out straight to mid.
   T* d_mid = s.d_mid.data();
   ops::copy(d_mid, d_out, N * D);
-  mm(Trans::No, Trans::No, N, F, D, T(1), d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
-  mm(Trans::Yes, Trans::No, D, F, N, T(1), d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
+  mm(Trans::No, Trans::No, N, F, D, r, d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
+  mm(Trans::Yes, Trans::No, D, F, N, r, d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
   ops::swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
   mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w_13(u), D, T(0), s.d_xn.data(), D);
   mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g_13(u), D);
   ops::rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(), N, D);
   // Attention half.
   ops::copy(d_in, d_mid, N * D);
-  mm(Trans::No, Trans::No, N, D, D, T(1), d_mid, D, w(u, "wo"), D, T(0), s.d_attn.data(), D);
-  mm(Trans::Yes, Trans::No, D, D, N, T(1), d_mid, D, a.attn.data(), D, T(1), g(u, "wo"), D);
+  mm(Trans::No, Trans::No, N, D, D, r, d_mid, D, w(u, "wo"), D, T(0), s.d_attn.data(), D);
+  mm(Trans::Yes, Trans::No, D, D, N, r, d_mid, D, a.attn.data(), D, T(1), g(u, "wo"), D);
   attention->backward(s.d_qkv.data(), s.d_attn.data(), a.attn.data(), a.lse.data(), a.qkv.data(),
                       use_doc ? doc.data() : nullptr);
   poll_progress();
@@ -251,6 +255,7 @@ template <typename T>
 LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, T* logits_out) {
   const auto& c = config;
   const Index N = n(), D = c.d_model, V = c.vocab_size;
+  const T inv_scaling = T(1.0 / c.logits_scaling);  // Granite's logits_scaling divides the logits (1 for Llama)
   ops::rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"), N,
                        D, c.norm_eps);
   T* d_final = want_grad ? scratch->d_mid.data() : nullptr;
@@ -266,16 +271,16 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
   for (Index r0 = 0; r0 < N; r0 += kHeadChunkRows) {
     const Index rows = std::min(kHeadChunkRows, N - r0);
     T* z = head_logits.data();
-    mm(Trans::No, Trans::Yes, rows, V, D, T(1), final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V,
+    mm(Trans::No, Trans::Yes, rows, V, D, inv_scaling, final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V,
        reuse_head);
     if (logits_out) ops::copy(logits_out + r0 * V, z, rows * V);
     ops::cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
                             grad_scale_per_token, want_grad);
     if (!want_grad) continue;
     const Stopwatch backward_watch;  // the head's backward half, counted as backward time
-    mm(Trans::No, Trans::No, rows, D, V, T(1), z, V, head_weight(), D, T(0), d_final + r0 * D, D,
+    mm(Trans::No, Trans::No, rows, D, V, inv_scaling, z, V, head_weight(), D, T(0), d_final + r0 * D, D,
        reuse_head);
-    mm(Trans::Yes, Trans::No, V, D, rows, T(1), z, V, final_x.data() + r0 * D, D, T(1), head_grad(), D);
+    mm(Trans::Yes, Trans::No, V, D, rows, inv_scaling, z, V, final_x.data() + r0 * D, D, T(1), head_grad(), D);
     times.backward_s += fenced_seconds(backward_watch);
   }
   if (want_grad) {
@@ -320,9 +325,10 @@ Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& u
   s.rope_sin = Kokkos::View<T*>("rope_sin", config.max_seq_len * half);
   auto cos_h = Kokkos::create_mirror_view(s.rope_cos);
   auto sin_h = Kokkos::create_mirror_view(s.rope_sin);
+  const std::vector<double> inverse_frequency = config.rope_inverse_frequencies();
   for (Index p = 0; p < config.max_seq_len; ++p) {
     for (Index k = 0; k < half; ++k) {
-      const double angle = double(p) * std::pow(config.rope_theta, -2.0 * double(k) / double(config.head_dim()));
+      const double angle = double(p) * inverse_frequency[std::size_t(k)];
       cos_h(p * half + k) = T(std::cos(angle));
       sin_h(p * half + k) = T(std::sin(angle));
     }
@@ -382,6 +388,8 @@ LossSum Model<T>::forward_backward(const Batch& batch, double grad_scale) {
   }
   // The embedding's backward reads no parameter, only its gradient (which, when tied, the head has
   // already added to).
+  if (s.config.embedding_multiplier != 1.0)
+    ops::scale(d_out, T(s.config.embedding_multiplier), s.n() * s.config.d_model);
   ops::embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.d_model);
   s.grad_ready(0);
   s.times.backward_s += fenced_seconds(backward_watch);

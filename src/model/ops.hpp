@@ -132,6 +132,12 @@ void copy(T* dst, const T* src, Index n) {
   Kokkos::parallel_for("copy", Range(0, n), KOKKOS_LAMBDA(Index i) { dst[i] = src[i]; });
 }
 
+// x *= factor (n elements).
+template <typename T>
+void scale(T* x, T factor, Index n) {
+  Kokkos::parallel_for("scale", Range(0, n), KOKKOS_LAMBDA(Index i) { x[i] *= factor; });
+}
+
 template <typename T>
 void fill(T* dst, T value, Index n) {
   Kokkos::parallel_for("fill", Range(0, n), KOKKOS_LAMBDA(Index i) { dst[i] = value; });

@@ -1,6 +1,7 @@
 // Finite-difference check (double precision) of the whole decoder's gradient: every parameter of a small
-// model, for tied and untied heads, grouped-query attention, document masking, an ignored target, and both
-// recompute modes. Also checks that recomputation and chunking change nothing.
+// model, for tied and untied heads, grouped-query attention, document masking, an ignored target, both
+// recompute modes, and Granite's multipliers with Llama 3's rotary remapping. Also checks that
+// recomputation and chunking change nothing.
 #include <gtest/gtest.h>
 
 #include "gradcheck.hpp"
@@ -21,8 +22,26 @@ struct WholeModel {
   Model<T> model;
 };
 
-void check_model(bool tied, Recompute recompute) {
-  WholeModel<double> whole(small_config(tied), recompute);
+// Granite's four scalings away from 1, and Llama 3's rotary remapping with parameters under which one of
+// the two frequencies (head_dim 4) is stretched and the other blended (rope_theta 100: wavelengths 2 pi and
+// 20 pi, against original / high = 16 and original / low = 64).
+ModelConfig granite_config(bool tied) {
+  ModelConfig c = small_config(tied);
+  c.embedding_multiplier = 1.7;
+  c.residual_multiplier = 0.6;
+  c.attention_multiplier = 0.3;
+  c.logits_scaling = 1.9;
+  c.rope_type = "llama3";
+  c.rope_theta = 100;
+  c.rope_factor = 4;
+  c.rope_low_freq_factor = 1;
+  c.rope_high_freq_factor = 4;
+  c.rope_original_max_position_embeddings = 64;
+  return c;
+}
+
+void check_model(const ModelConfig& config, Recompute recompute) {
+  WholeModel<double> whole(config, recompute);
   auto& model = whole.model;
   const auto batch = small_batch();
   whole.units.zero_grads();
@@ -37,8 +56,55 @@ void check_model(bool tied, Recompute recompute) {
   }
 }
 
-TEST(ModelGradcheck, TiedHead) { check_model(true, Recompute::None); }
-TEST(ModelGradcheck, UntiedHeadRecomputeBlocks) { check_model(false, Recompute::Blocks); }
+TEST(ModelGradcheck, TiedHead) { check_model(small_config(true), Recompute::None); }
+TEST(ModelGradcheck, UntiedHeadRecomputeBlocks) { check_model(small_config(false), Recompute::Blocks); }
+TEST(ModelGradcheck, GraniteMultipliersLlama3RopeUntied) { check_model(granite_config(false), Recompute::None); }
+TEST(ModelGradcheck, GraniteMultipliersLlama3RopeTiedRecompute) { check_model(granite_config(true), Recompute::Blocks); }
+
+// Each setting reaches the computation: logits_scaling 2 halves the logits exactly (a power of two), and
+// each of the others changes them.
+TEST(ModelGradcheck, GraniteSettingsChangeTheLogits) {
+  const auto batch = small_batch();
+  WholeModel<float> base(small_config(false));
+  const std::vector<float> reference = base.model.logits(batch);
+  ModelConfig halved = small_config(false);
+  halved.logits_scaling = 2;
+  WholeModel<float> h(halved);
+  const std::vector<float> half = h.model.logits(batch);
+  for (std::size_t i = 0; i < reference.size(); ++i) ASSERT_EQ(half[i], reference[i] / 2) << i;
+  const auto differs = [&](void (*change)(ModelConfig&)) {
+    ModelConfig c = small_config(false);
+    change(c);
+    WholeModel<float> m(c);
+    return m.model.logits(batch) != reference;
+  };
+  EXPECT_TRUE(differs([](ModelConfig& c) { c.embedding_multiplier = 2; }));
+  EXPECT_TRUE(differs([](ModelConfig& c) { c.residual_multiplier = 0.5; }));
+  EXPECT_TRUE(differs([](ModelConfig& c) { c.attention_multiplier = 0.1; }));
+  EXPECT_TRUE(differs([](ModelConfig& c) { c.rope_type = "llama3", c.rope_original_max_position_embeddings = 4; }));
+}
+
+// Llama 3.2's published parameters (rope_theta 500000, head_dim 64, factor 32, low 1, high 4, original
+// 8192): the first frequencies are kept, the last ones divided by 32, and those between lie between.
+TEST(ModelGradcheck, Llama3RopeFrequencies) {
+  ModelConfig c;
+  c.d_model = 2048, c.n_heads = 32, c.n_kv_heads = 8, c.rope_theta = 500000;
+  const std::vector<double> plain = c.rope_inverse_frequencies();
+  c.rope_type = "llama3", c.rope_factor = 32;
+  const std::vector<double> mapped = c.rope_inverse_frequencies();
+  ASSERT_EQ(mapped.size(), 32u);
+  EXPECT_EQ(mapped[0], plain[0]);
+  EXPECT_DOUBLE_EQ(mapped[31], plain[31] / 32);
+  int blended = 0;
+  for (std::size_t k = 0; k < mapped.size(); ++k) {
+    EXPECT_LE(mapped[k], plain[k]);
+    EXPECT_GE(mapped[k], plain[k] / 32 * (1 - 1e-15));
+    blended += mapped[k] < plain[k] && mapped[k] > plain[k] / 32 * (1 + 1e-12);
+  }
+  EXPECT_GT(blended, 0);
+  c.rope_type = "yarn";
+  EXPECT_THROW(c.validate(), Error);
+}
 
 TEST(ModelGradcheck, RecomputeGivesBitwiseIdenticalGradients) {
   WholeModel<float> plain(small_config(false), Recompute::None), recomputed(small_config(false), Recompute::Blocks);

@@ -29,11 +29,11 @@ struct ExportOptions {
 // Collective over the reader's ranks (rank 0 writes) into output_dir: model.safetensors (or its shards and
 // their index), config.json, generation_config.json and, with a tokenizer, tokenizer.json and
 // tokenizer_config.json (PreTrainedTokenizerFast with the bos and eos tokens).
-// Our names map to Hugging Face's: embedding/tok_embedding -> model.embed_tokens.weight, block.N/wq ->
-// model.layers.N.self_attn.q_proj.weight (wk, wv, wo likewise), w1/w3/w2 -> mlp.gate_proj/up_proj/down_proj,
-// attn_norm/ffn_norm -> input_layernorm/post_attention_layernorm, head/final_norm -> model.norm.weight,
-// head/output -> lm_head.weight (absent with tied embeddings). Matrices are [out, in] in both, and the rotary
-// embedding rotates halves (HF's rotate_half), so no tensor is permuted.
+// config.json describes a LlamaForCausalLM, or a GraniteForCausalLM when the model has Granite's multipliers;
+// Llama 3's rotary remapping goes in rope_scaling; max_position_embeddings is model.max_position_embeddings
+// (an import's source's), else data.seq_len.
+// Tensor names map as src/ckpt/hf_names.hpp says (head/output -> lm_head.weight is absent with tied
+// embeddings); no tensor is transposed or permuted, and the import (hf_import.hpp) is the exact inverse.
 struct ExportResult {
   std::uint64_t tensor_bytes = 0;
   std::vector<std::string> tensor_files;  // model.safetensors, or the shards in order

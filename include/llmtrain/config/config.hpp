@@ -91,6 +91,7 @@ struct CheckpointConfig {
   std::int64_t keep_last;
   std::int64_t keep_every;
   std::string resume;  // "auto", "never" or a path
+  std::string init_from;  // a checkpoint whose parameters a run starts from when resume finds none ("": none)
   std::int64_t alignment;
   bool file_locking;
   double timeout_s;

@@ -4,7 +4,8 @@
 //   runtime (MPI) -> collectives -> tokenizer -> train / eval loaders
 //                 -> parameter store (replicated; sharded with FSDP) -> model (reaches units via the store)
 //                 -> AdamW (over the store's ranges) -> trainer + hooks (stop agreement, provenance,
-//                    metrics, evaluation, checkpoints), after restoring checkpoint.resume
+//                    metrics, evaluation, checkpoints), after restoring checkpoint.resume (or, when
+//                    there is none, the parameters of checkpoint.init_from)
 //
 // Everything here is collective: every rank builds the same job from the same configuration. Set-up errors
 // are agreed (dist::agree), so a bad configuration or file is reported once. Kokkos must be initialised.
@@ -68,6 +69,9 @@ class Job {
  private:
   // checkpoint.resume: "auto" picks the newest checkpoint in checkpoint.dir that verifies.
   void resume();
+  // checkpoint.init_from, when resume() restored nothing: the parameters only, from a checkpoint of the same
+  // [model] settings and tokenizer; optimizer, schedule and loader stay fresh.
+  void initialize_from(const std::string& path);
 
   struct Parts;
   std::unique_ptr<Parts> parts_;
