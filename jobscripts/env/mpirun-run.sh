@@ -6,13 +6,15 @@
 
 source "$here/env/relaunch.sh"
 
-# The lines of HOSTFILE whose host still starts a process, into OUT.
+# The lines of HOSTFILE whose host still starts a process, into OUT, probed in parallel (a dead host costs
+# one LLMTRAIN_PROBE_TIMEOUT_S, default 20).
 alive_hosts() {
   local host rest
   while read -r host rest; do
     [ -z "$host" ] || [ "${host#\#}" != "$host" ] && continue
-    timeout 30 mpirun --quiet -np 1 --host "$host" true >/dev/null 2>&1 && echo "$host $rest"
+    (timeout "${LLMTRAIN_PROBE_TIMEOUT_S:-20}" mpirun --quiet -np 1 --host "$host" true </dev/null >/dev/null 2>&1 && echo "$host $rest") &
   done <"$1" >"$2"
+  wait
 }
 
 mpirun_run() {

@@ -12,13 +12,17 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/relaunch.sh"
 
-# The allocation's nodes that still start a task, comma-separated.
+# The allocation's nodes that still start a task, comma-separated, probed in parallel (a dead node costs one
+# LLMTRAIN_PROBE_TIMEOUT_S, default 20). --overlap: the failed step may still hold the CPUs while Slurm
+# waits for the dead node's part of it to end.
 alive_nodes() {
-  local node alive=()
+  local node probes=()
   for node in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do
-    timeout 30 srun --nodes=1 --ntasks=1 --nodelist="$node" --cpu-bind=none true >/dev/null 2>&1 && alive+=("$node")
+    (timeout "${LLMTRAIN_PROBE_TIMEOUT_S:-20}" srun --overlap --nodes=1 --ntasks=1 --nodelist="$node" --cpu-bind=none \
+       true >/dev/null 2>&1 && echo "$node") &
+    probes+=($!)
   done
-  (IFS=,; echo "${alive[*]}")
+  wait "${probes[@]}"
 }
 
 slurm_run() {
@@ -49,14 +53,14 @@ slurm_run() {
     run_forwarding_signals "${launch[@]}" "$bin" "${args[@]}" > >(tee -a "$log") 2>&1 || status=$?
     should_relaunch "$status" "$restarts" || break
     note_failure "$run_dir" "$status"
-    nodes=$(alive_nodes)
+    nodes=$(alive_nodes | sort | paste -sd,)
     [ -n "$nodes" ] || { echo "llmtrain: no node of the allocation answers; not relaunching" >&2; break; }
     restarts=$((restarts + 1))
     local count
     count=$(echo "$nodes" | tr ',' '\n' | wc -l)
     echo "llmtrain: relaunch $restarts of ${LLMTRAIN_MAX_RESTARTS:-3} on $count nodes ($nodes), $((count * per_node)) ranks"
-    launch=(srun --kill-on-bad-exit=1 --cpu-bind=cores --distribution=block:block --nodes="$count" --nodelist="$nodes"
-            --ntasks=$((count * per_node)) --ntasks-per-node="$per_node")
+    launch=(srun --overlap --kill-on-bad-exit=1 --cpu-bind=cores --distribution=block:block --nodes="$count"
+            --nodelist="$nodes" --ntasks=$((count * per_node)) --ntasks-per-node="$per_node")
     log=$run_dir/attempt-$attempt-relaunch-$restarts.log
   done
   if [ "$status" -eq 0 ] && [ "$stop_signal" -eq 1 ] && grep -q "stopped by .* after step" "$log"; then
