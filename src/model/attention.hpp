@@ -26,6 +26,10 @@ struct AttentionShape {
   std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
 };
 
+// The factor scores are scaled by before the softmax: 1 / sqrt(head_dim). Training and decoding both use it.
+template <typename T>
+T attention_score_scale(const AttentionShape& shape);
+
 template <typename T>
 class Attention {
  public:
@@ -45,5 +49,15 @@ class Attention {
   Kokkos::View<T*> dscores_;  // tile x tile
   Kokkos::View<T*> row_max_, row_sum_, row_delta_;  // tile each
 };
+
+// Incremental decoding: one new query per row (shape.batch rows, shape.seq_len 1) against a key/value cache.
+// qkv is this step's [rows, width] with its queries rotated; k and v are [rows, capacity, n_kv_heads *
+// head_dim] with row b's keys and values at positions [0, length[b]) (the new token's included). The query
+// heads sharing a key/value head go through the products together. scores: scratch of
+// n_heads / n_kv_heads * capacity; row_max and row_sum of n_heads / n_kv_heads. out as forward's.
+template <typename T>
+void attention_decode(const AttentionShape& shape, T* out, const T* qkv, const T* k, const T* v,
+                      std::int64_t capacity, const std::int64_t* length, T* scores, T* row_max, T* row_sum,
+                      Precision precision);
 
 }  // namespace llmtrain::model
