@@ -1,0 +1,53 @@
+// A checkpoint's model configuration and whole parameters (see saved_model.hpp).
+#include "llmtrain/ckpt/saved_model.hpp"
+
+#include <toml++/toml.h>
+
+#include "llmtrain/core/error.hpp"
+
+namespace llmtrain::ckpt {
+
+namespace {
+template <typename T>
+T setting(const toml::table& config, const char* section, const char* key, const std::string& path) {
+  const auto value = config[section][key].value<T>();
+  LLMTRAIN_CHECK(value.has_value(), path, ": the saved configuration has no ", section, ".", key);
+  return *value;
+}
+}  // namespace
+
+ModelConfig saved_model_config(Reader& reader) {
+  const std::string& path = reader.path();
+  toml::table saved;
+  try {
+    saved = toml::parse(reader.metadata().config);
+  } catch (const toml::parse_error& e) {
+    LLMTRAIN_FAIL(path, ": the saved configuration does not parse: ", e.description());
+  }
+  ModelConfig c;
+  c.vocab_size = setting<std::int64_t>(saved, "model", "vocab_size", path);
+  c.d_model = setting<std::int64_t>(saved, "model", "d_model", path);
+  c.n_layers = setting<std::int64_t>(saved, "model", "n_layers", path);
+  c.n_heads = setting<std::int64_t>(saved, "model", "n_heads", path);
+  c.n_kv_heads = setting<std::int64_t>(saved, "model", "n_kv_heads", path);
+  c.d_ff = setting<std::int64_t>(saved, "model", "d_ff", path);
+  c.rope_theta = setting<double>(saved, "model", "rope_theta", path);
+  c.norm_eps = setting<double>(saved, "model", "norm_eps", path);
+  c.tie_embeddings = setting<bool>(saved, "model", "tie_embeddings", path);
+  c.mask_documents = setting<bool>(saved, "model", "mask_documents", path);
+  c.init_std = setting<double>(saved, "model", "init_std", path);
+  c.seed = setting<std::int64_t>(saved, "model", "seed", path);
+  std::int64_t embedding_rows = 0;
+  for (const auto& d : reader.datasets())
+    if (d.name == "/model/embedding/tok_embedding" && !d.shape.empty()) embedding_rows = std::int64_t(d.shape[0]);
+  LLMTRAIN_CHECK(embedding_rows > 0, path, ": no /model/embedding/tok_embedding");
+  return c.resolved(embedding_rows, setting<std::int64_t>(saved, "data", "seq_len", path));
+}
+
+std::vector<model::ParamUnit<float>> read_parameters(Reader& reader, const ModelConfig& config) {
+  auto units = model::allocate_units<float>(model::unit_layouts(config), "params");
+  reader.read_units("model", units, "");
+  return units;
+}
+
+}  // namespace llmtrain::ckpt
