@@ -13,6 +13,7 @@
 // window counted (the rest are context).
 //
 // One process, on the CPU: the checkpoint is read on an MPI world of one.
+#include <time.h>
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
@@ -58,6 +59,13 @@ struct Args {
   std::int64_t max_new_tokens = 64, batch = 8, stride = 0;
   model::SamplingOptions sampling;
 };
+
+// CPU seconds of the whole process (every thread): the figure perf/generate compares on a shared machine.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 
 std::int64_t positive_integer(const std::string& flag, const std::string& v) {
   LLMTRAIN_CHECK(!v.empty() && v.size() < 19 && v.find_first_not_of("0123456789") == std::string::npos && std::stoll(v) > 0,
@@ -234,6 +242,7 @@ int generate(const Args& a, Loaded& m) {
   std::int64_t generated = 0, prompt_tokens = 0;
   bool hit_context = false;
   const Stopwatch watch;
+  const double cpu_start = cpu_seconds();
   for (std::size_t first = 0; first < prompts.size(); first += std::size_t(batch)) {
     const std::size_t n = std::min(prompts.size() - first, std::size_t(batch));
     std::vector<std::vector<TokenId>> ids;
@@ -285,10 +294,10 @@ int generate(const Args& a, Loaded& m) {
     }
     std::fflush(stdout);
   }
-  const double seconds = watch.seconds();
-  std::fprintf(stderr, "%s generated from %s of %s in %.3f s: %.1f tokens/s%s\n", counted(generated, "token").c_str(),
-               counted(prompts.size(), "prompt").c_str(), counted(prompt_tokens, "token").c_str(), seconds,
-               seconds > 0 ? double(generated) / seconds : 0.0,
+  const double seconds = watch.seconds(), cpu = cpu_seconds() - cpu_start;
+  std::fprintf(stderr, "%s generated from %s of %s in %.3f s (%.3f CPU s): %.1f tokens/s%s\n",
+               counted(generated, "token").c_str(), counted(prompts.size(), "prompt").c_str(),
+               counted(prompt_tokens, "token").c_str(), seconds, cpu, seconds > 0 ? double(generated) / seconds : 0.0,
                hit_context ? " (stopped at the model's context, data.seq_len)" : "");
   return 0;
 }
@@ -324,6 +333,7 @@ int score(const Args& a, Loaded& m) {
   double total_sum = 0;
   std::int64_t total_count = 0;
   const Stopwatch watch;
+  const double cpu_start = cpu_seconds();
   for (std::size_t d = 0; d < texts.size(); ++d) {
     const std::vector<TokenId> ids = framed(m, texts[d], true);
     const std::int64_t targets = std::int64_t(ids.size()) - 1;
@@ -349,9 +359,9 @@ int score(const Args& a, Loaded& m) {
   const double mean = total_count > 0 ? total_sum / double(total_count) : 0.0;
   std::printf("total: loss %.6f perplexity %.4f over %lld tokens in %s\n", mean, std::exp(mean),
               static_cast<long long>(total_count), counted(texts.size(), "document").c_str());
-  const double seconds = watch.seconds();
-  std::fprintf(stderr, "scored %lld tokens in %.3f s: %.1f tokens/s\n", static_cast<long long>(total_count), seconds,
-               seconds > 0 ? double(total_count) / seconds : 0.0);
+  const double seconds = watch.seconds(), cpu = cpu_seconds() - cpu_start;
+  std::fprintf(stderr, "scored %lld tokens in %.3f s (%.3f CPU s): %.1f tokens/s\n", static_cast<long long>(total_count),
+               seconds, cpu, seconds > 0 ? double(total_count) / seconds : 0.0);
   return 0;
 }
 

@@ -23,7 +23,7 @@ two=$("$generate" "$ckpt" --prompt "$prompt" --max-new-tokens 30 2>/dev/null)
 [ "$one" = "$two" ] || fail "greedy output differs between runs: '$one' vs '$two'"
 ref=$("$probe" greedy "$ckpt" "$tokenizer" 30 "$prompt") || fail "probe failed"
 [ "$one" = "$ref" ] || fail "greedy output '$one' is not the full-logits argmax '$ref'"
-grep -qE "^30 tokens generated from 1 prompt of [0-9]+ tokens in [0-9.]+ s: [0-9.]+ tokens/s$" "$work/err" \
+grep -qE "^30 tokens generated from 1 prompt of [0-9]+ tokens in [0-9.]+ s \([0-9.]+ CPU s\): [0-9.]+ tokens/s$" "$work/err" \
   || { cat "$work/err"; fail "no tokens/s line on stderr"; }
 echo "greedy: $one"
 
