@@ -51,6 +51,7 @@ const char* const kUsage =
     "       llmtrain-generate CKPT --score FILE.jsonl [--field NAME] [--stride N] [--tokenizer DIR]\n"
     "--prompts reads the field \"prompt\" of each line; --score the field \"text\" (or --field NAME).\n"
     "--temperature 0 (the default) is greedy; --top-p keeps the most likely tokens up to that probability.\n"
+    "--batch N prompts are decoded together (default 8); a seed repeats its samples for the same --batch.\n"
     "--tokenizer replaces the checkpoint's tokenizer with one of the same vocabulary size.\n";
 
 struct Args {
@@ -236,9 +237,11 @@ int generate(const Args& a, Loaded& m) {
   const std::vector<std::string> prompts = a.has_prompt ? std::vector<std::string>{a.prompt} : read_field(a.prompts, "prompt");
   model::Model<float> net(m.config, model::Recompute::Blocks, *m.units);
   const std::int64_t context = m.config.max_seq_len, vocab = std::int64_t(m.tok->vocab_size());
-  // On a terminal one prompt at a time, each printed as it grows; otherwise batches, each printed when done.
-  const bool stream = isatty(fileno(stdout)) != 0;
-  const std::int64_t batch = stream ? 1 : a.batch;
+  // Prompts go in batches of --batch whatever stdout is (a batch's products round differently from a lone
+  // prompt's, which can change a sampled token: the same command must print the same text). On a terminal a
+  // batch of one is printed as it grows; anything else when its batch is done.
+  const std::int64_t batch = a.batch;
+  const bool stream = isatty(fileno(stdout)) != 0 && (prompts.size() == 1 || batch == 1);
   std::int64_t generated = 0, prompt_tokens = 0;
   bool hit_context = false;
   const Stopwatch watch;

@@ -1,9 +1,10 @@
 // The next token from a row of logits: greedy (temperature 0), or drawn from softmax(logits / temperature)
 // restricted to the smallest set of most likely tokens whose probability reaches top_p (nucleus sampling).
 //
-// A draw is a pure function of (seed, stream, position): the uniform number comes from Philox keyed by the
-// seed at counter (stream, position), so a prompt's continuation does not depend on which other prompts
-// share its batch, and the same seed repeats it bit for bit.
+// A draw is a pure function of the logits and (seed, stream, position): the uniform number comes from
+// Philox keyed by the seed at counter (stream, position), so the same seed repeats a continuation bit for
+// bit, and a prompt's draws do not depend on the other prompts (only the logits' last bits may, through the
+// shape of the products that computed them).
 #pragma once
 
 #include <cstdint>
