@@ -3,6 +3,9 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "llmtrain/core/error.hpp"
 
 namespace llmtrain::ckpt {
@@ -24,6 +27,14 @@ ModelConfig saved_model_config(Reader& reader) {
   } catch (const toml::parse_error& e) {
     LLMTRAIN_FAIL(path, ": the saved configuration does not parse: ", e.description());
   }
+  // Every key of the section must be read below: a model setting this reader skipped would run another model.
+  static const char* const known[] = {"vocab_size", "d_model",        "n_layers", "n_heads", "n_kv_heads", "d_ff",
+                                      "rope_theta", "norm_eps",       "tie_embeddings", "mask_documents", "init_std",
+                                      "seed"};
+  if (const toml::table* section = saved["model"].as_table())
+    for (const auto& [key, value] : *section)
+      LLMTRAIN_CHECK(std::find(std::begin(known), std::end(known), key.str()) != std::end(known), path,
+                     ": the saved configuration has model.", key.str(), ", a setting this version cannot apply");
   ModelConfig c;
   c.vocab_size = setting<std::int64_t>(saved, "model", "vocab_size", path);
   c.d_model = setting<std::int64_t>(saved, "model", "d_model", path);

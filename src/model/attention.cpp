@@ -1,6 +1,7 @@
 // Tiled causal attention, forward and backward (see attention.hpp for the scheme and layout).
 #include "attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -13,6 +14,10 @@ namespace llmtrain::model {
 
 using ops::Index;
 using ops::Range;
+
+AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
+  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)};
+}
 
 template <typename T>
 T attention_score_scale(const AttentionShape& shape) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "llmtrain/core/model_config.hpp"
 #include "llmtrain/model/gemm.hpp"
 
 namespace llmtrain::model {
@@ -25,6 +26,9 @@ struct AttentionShape {
   std::int64_t tile = 128;  // query and key tile length
   std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
 };
+
+// The model's attention over batch rows of seq positions (a decoder's step: seq 1), in tiles of up to 128.
+AttentionShape attention_shape(const ModelConfig& config, std::int64_t batch, std::int64_t seq);
 
 // The factor scores are scaled by before the softmax: 1 / sqrt(head_dim). Training and decoding both use it.
 template <typename T>

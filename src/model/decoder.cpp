@@ -84,8 +84,7 @@ void KvCache<T>::step(Index layer, T* out, T* qkv, Index rows, const T* rope_cos
       v[at + j] = qkv[r * W + value_at + j];
     }
   });
-  const AttentionShape shape{rows, 1, c.n_heads, c.n_kv_heads, hd, 1};
-  attention_decode(shape, out, qkv, k, v, cap, attend.data(), scores_.data(), row_max_.data(), row_sum_.data(),
+  attention_decode(attention_shape(c, rows, 1), out, qkv, k, v, cap, attend.data(), scores_.data(), row_max_.data(), row_sum_.data(),
                    precision);
 }
 

@@ -33,10 +33,6 @@ Recompute parse_recompute(const std::string& name) {
 
 namespace {
 constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
-
-AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
-  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq)};
-}
 }  // namespace
 
 template <typename T>
