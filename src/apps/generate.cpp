@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <toml++/toml.h>
+#include <utility>
 #include <vector>
 
 #include "llmtrain/ckpt/checkpoint.hpp"
@@ -202,6 +203,14 @@ std::vector<TokenId> framed(const Loaded& m, const std::string& text, bool with_
   return ids;
 }
 
+// A prompt's ids and how many of them lead it without being its text (a BOS; for an empty prompt without
+// one, the EOS that separates documents, so that the model starts a document as llm.c's samples do).
+std::pair<std::vector<TokenId>, std::size_t> framed_prompt(const Loaded& m, const std::string& text) {
+  std::vector<TokenId> ids = framed(m, text, false);
+  if (ids.empty() && m.framing.eos_id) return {{*m.framing.eos_id}, 1};
+  return {ids, m.framing.bos_id ? 1 : 0};
+}
+
 // Prints a sequence's text as it grows: only bytes that can no longer change (a trailing, still incomplete
 // UTF-8 character waits for its next token), invalid ones as U+FFFD.
 class TextPrinter {
@@ -252,17 +261,17 @@ int generate(const Args& a, Loaded& m) {
     std::vector<TextPrinter> printers;
     std::int64_t longest = 0;
     for (std::size_t r = 0; r < n; ++r) {
-      ids.push_back(framed(m, prompts[first + r], false));
+      auto [prompt_ids, lead] = framed_prompt(m, prompts[first + r]);
+      ids.push_back(std::move(prompt_ids));
       LLMTRAIN_CHECK(!ids.back().empty(), a.has_prompt ? "--prompt" : a.prompts + ": prompt " + std::to_string(first + r + 1),
-                     " is empty");
+                     " is empty, and the tokenizer frames documents with no BOS or EOS to start from");
       LLMTRAIN_CHECK(std::int64_t(ids.back().size()) < context, a.has_prompt ? "--prompt" : a.prompts + ": prompt " +
                      std::to_string(first + r + 1), " has ", ids.back().size(),
                      " tokens; the model's context (data.seq_len) is ", context);
       longest = std::max(longest, std::int64_t(ids.back().size()));
       prompt_tokens += std::int64_t(ids.back().size());
-      // Printed without the BOS the framing added: the text as given, then its continuation.
-      const bool bos = m.framing.bos_id.has_value();
-      printers.emplace_back(*m.tok, std::vector<TokenId>(ids.back().begin() + (bos ? 1 : 0), ids.back().end()));
+      // Printed without what the framing added: the text as given, then its continuation.
+      printers.emplace_back(*m.tok, std::vector<TokenId>(ids.back().begin() + std::ptrdiff_t(lead), ids.back().end()));
       if (stream) printers.back().flush(false);
     }
     model::Decoder<float> decoder(net, std::int64_t(n), std::min(context, longest + a.max_new_tokens));
@@ -285,7 +294,7 @@ int generate(const Args& a, Loaded& m) {
         all_done = false;
       }
       if (all_done || step + 1 == a.max_new_tokens) break;
-      if (decoder.length(0) - std::int64_t(ids[0].size()) + longest >= decoder.capacity()) {
+      if (longest + step >= decoder.capacity()) {  // the longest prompt's row is full
         hit_context = decoder.capacity() == context;
         break;
       }
