@@ -70,7 +70,8 @@ double cpu_seconds() {
 }
 
 std::int64_t positive_integer(const std::string& flag, const std::string& v) {
-  LLMTRAIN_CHECK(!v.empty() && v.size() < 19 && v.find_first_not_of("0123456789") == std::string::npos && std::stoll(v) > 0,
+  LLMTRAIN_CHECK(!v.empty() && v.size() < 19 && v.find_first_not_of("0123456789") == std::string::npos &&
+                     std::stoll(v) > 0,
                  flag, ": expected a positive integer, got '", v, "'");
   return std::stoll(v);
 }
@@ -243,7 +244,8 @@ class TextPrinter {
 };
 
 int generate(const Args& a, Loaded& m) {
-  const std::vector<std::string> prompts = a.has_prompt ? std::vector<std::string>{a.prompt} : read_field(a.prompts, "prompt");
+  const std::vector<std::string> prompts =
+      a.has_prompt ? std::vector<std::string>{a.prompt} : read_field(a.prompts, "prompt");
   model::Model<float> net(m.config, model::Recompute::Blocks, *m.units);
   const std::int64_t context = m.config.max_seq_len, vocab = std::int64_t(m.tok->vocab_size());
   // Prompts go in batches of --batch whatever stdout is (a batch's products round differently from a lone
@@ -263,10 +265,10 @@ int generate(const Args& a, Loaded& m) {
     for (std::size_t r = 0; r < n; ++r) {
       auto [prompt_ids, lead] = framed_prompt(m, prompts[first + r]);
       ids.push_back(std::move(prompt_ids));
-      LLMTRAIN_CHECK(!ids.back().empty(), a.has_prompt ? "--prompt" : a.prompts + ": prompt " + std::to_string(first + r + 1),
+      const std::string which = a.has_prompt ? "--prompt" : a.prompts + ": prompt " + std::to_string(first + r + 1);
+      LLMTRAIN_CHECK(!ids.back().empty(), which,
                      " is empty, and the tokenizer frames documents with no BOS or EOS to start from");
-      LLMTRAIN_CHECK(std::int64_t(ids.back().size()) < context, a.has_prompt ? "--prompt" : a.prompts + ": prompt " +
-                     std::to_string(first + r + 1), " has ", ids.back().size(),
+      LLMTRAIN_CHECK(std::int64_t(ids.back().size()) < context, which, " has ", ids.back().size(),
                      " tokens; the model's context (data.seq_len) is ", context);
       longest = std::max(longest, std::int64_t(ids.back().size()));
       prompt_tokens += std::int64_t(ids.back().size());
@@ -372,8 +374,8 @@ int score(const Args& a, Loaded& m) {
   std::printf("total: loss %.6f perplexity %.4f over %lld tokens in %s\n", mean, std::exp(mean),
               static_cast<long long>(total_count), counted(texts.size(), "document").c_str());
   const double seconds = watch.seconds(), cpu = cpu_seconds() - cpu_start;
-  std::fprintf(stderr, "scored %lld tokens in %.3f s (%.3f CPU s): %.1f tokens/s\n", static_cast<long long>(total_count),
-               seconds, cpu, seconds > 0 ? double(total_count) / seconds : 0.0);
+  std::fprintf(stderr, "scored %lld tokens in %.3f s (%.3f CPU s): %.1f tokens/s\n",
+               static_cast<long long>(total_count), seconds, cpu, seconds > 0 ? double(total_count) / seconds : 0.0);
   return 0;
 }
 

@@ -176,7 +176,8 @@ void attention_decode(const AttentionShape& s, T* out, const T* qkv, const T* k,
       });
       // One tile of every cached key: the new token is the last, so nothing is masked.
       gemm<T>(Trans::No, Trans::Yes, group, len, hd, T(1), q, hd, kb, ldkv, T(0), S, len, precision);
-      softmax_tile(S, m, l, o, hd, group, len, hd, scale, len - 1, Index(0), false, static_cast<const std::int32_t*>(nullptr));
+      softmax_tile(S, m, l, o, hd, group, len, hd, scale, len - 1, Index(0), false,
+                   static_cast<const std::int32_t*>(nullptr));
       gemm<T>(Trans::No, Trans::No, group, hd, len, T(1), S, len, vb, ldkv, T(1), o, hd, precision);
       Kokkos::parallel_for("attention_decode_finish", Range(0, group), KOKKOS_LAMBDA(Index i) {
         for (Index d = 0; d < hd; ++d) o[i * hd + d] /= l[i];

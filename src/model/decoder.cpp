@@ -84,8 +84,8 @@ void KvCache<T>::step(Index layer, T* out, T* qkv, Index rows, const T* rope_cos
       v[at + j] = qkv[r * W + value_at + j];
     }
   });
-  attention_decode(attention_shape(c, rows, 1), out, qkv, k, v, cap, attend.data(), scores_.data(), row_max_.data(), row_sum_.data(),
-                   precision);
+  attention_decode(attention_shape(c, rows, 1), out, qkv, k, v, cap, attend.data(), scores_.data(), row_max_.data(),
+                   row_sum_.data(), precision);
 }
 
 template <typename T>

@@ -428,7 +428,8 @@ std::vector<T> Model<T>::logits(const Batch& batch) {
 template <typename T>
 std::vector<T> Model<T>::decode(const Batch& batch, KvCache<T>& cache, const std::vector<Index>& last) {
   auto& s = *state_;
-  LLMTRAIN_CHECK(Index(last.size()) == batch.rows, "decode: ", last.size(), " last positions for ", batch.rows, " rows");
+  LLMTRAIN_CHECK(Index(last.size()) == batch.rows, "decode: ", last.size(), " last positions for ", batch.rows,
+                 " rows");
   LLMTRAIN_CHECK(cache.empty() || batch.seq_len == 1, "decode: a step takes one token per row, got ", batch.seq_len);
   s.prepare(batch);
   s.cache = &cache;
@@ -442,10 +443,11 @@ std::vector<T> Model<T>::decode(const Batch& batch, KvCache<T>& cache, const std
   // the head runs on them as a batch of one-token rows (row r's source r * seq + last[r] >= r, so moving in
   // order overwrites nothing still to be read).
   const Index D = s.config.d_model, seq = s.seq;
+  T* final_resid = s.resid[s.config.n_layers].data();
   for (Index r = 0; r < batch.rows; ++r) {
-    LLMTRAIN_CHECK(last[std::size_t(r)] >= 0 && last[std::size_t(r)] < seq, "decode: last position ", last[std::size_t(r)],
-                   " of row ", r, " outside [0, ", seq, ")");
-    ops::copy(s.resid[s.config.n_layers].data() + r * D, s.resid[s.config.n_layers].data() + (r * seq + last[std::size_t(r)]) * D, D);
+    const Index at = last[std::size_t(r)];
+    LLMTRAIN_CHECK(at >= 0 && at < seq, "decode: last position ", at, " of row ", r, " outside [0, ", seq, ")");
+    ops::copy(final_resid + r * D, final_resid + (r * seq + at) * D, D);
   }
   Kokkos::View<T*> logits("decode_logits", batch.rows * s.config.vocab_size);
   s.seq = 1;

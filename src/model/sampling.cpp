@@ -34,10 +34,12 @@ TokenId next_token(const float* logits, std::int64_t vocab, const SamplingOption
   // Probabilities in double, most likely first (ties by id, so the order is fixed), cut at top_p.
   std::vector<double> p(std::size_t(vocab), 0.0);
   double sum = 0;
-  for (std::int64_t i = 0; i < vocab; ++i) sum += p[std::size_t(i)] = std::exp((double(logits[i]) - *best) / o.temperature);
+  for (std::int64_t i = 0; i < vocab; ++i)
+    sum += p[std::size_t(i)] = std::exp((double(logits[i]) - double(*best)) / o.temperature);
   std::vector<TokenId> order(static_cast<std::size_t>(vocab));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](TokenId a, TokenId b) { return p[std::size_t(a)] > p[std::size_t(b)]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](TokenId a, TokenId b) { return p[std::size_t(a)] > p[std::size_t(b)]; });
   std::size_t kept = 0;
   double mass = 0;
   while (kept < order.size() && (kept == 0 || mass < o.top_p * sum)) mass += p[std::size_t(order[kept++])];

@@ -89,4 +89,7 @@ expect_error "--top-p must lie in \(0, 1\], got 1.5" "$ckpt" --prompt x --top-p 
 expect_error "--max-new-tokens: expected a positive integer, got 'many'" "$ckpt" --prompt x --max-new-tokens many
 expect_error "give exactly one of --prompt, --prompts and --score" "$ckpt" --prompt x --score "$work/docs.jsonl"
 expect_error "missing.jsonl: cannot open" "$ckpt" --prompts "$work/missing.jsonl"
+long=$(printf 'word %.0s' $(seq 80))  # 81 tokens: "word", 79 x " word", " "
+expect_error "--prompt has 81 tokens; the model's context \(data.seq_len\) is 64" "$ckpt" --prompt "$long"
+expect_error "--stride 65 exceeds the model's context \(data.seq_len\) 64" "$ckpt" --score "$work/docs.jsonl" --stride 65
 echo "PASS"

@@ -77,7 +77,8 @@ TEST_P(DecoderTest, StepsMatchFullSequenceLogits) {
       sequences[r].push_back(next.back());
     }
     logits = decoder.step(next);
-    for (std::size_t r = 0; r < sequences.size(); ++r) EXPECT_EQ(decoder.length(std::int64_t(r)), std::int64_t(sequences[r].size()));
+    for (std::size_t r = 0; r < sequences.size(); ++r)
+      EXPECT_EQ(decoder.length(std::int64_t(r)), std::int64_t(sequences[r].size()));
   }
 }
 

@@ -66,8 +66,8 @@ class Evaluation final : public StepHook {
 };
 
 // Collective: every `every` steps (not after the last), the greedy continuation of `prompt` (token ids,
-// framed) of at most `tokens` tokens among ids [0, vocab) (the tokenizer's: never a padding id), stopping at `eos`, through the trainer's own model with a key/value cache
-// (model/decoder.hpp). Every rank decodes, so that under fsdp/hsdp each takes part in the gathers; the
+// framed) of at most `tokens` tokens among ids [0, vocab) (the tokenizer's: never a padding id), stopping
+// at `eos`, through the trainer's own model with a key/value cache (model/decoder.hpp). Every rank decodes, so that under fsdp/hsdp each takes part in the gathers; the
 // logits are the same on every rank, so is every argmax. Rank 0 (speak) prints "sample at step N: TEXT" with
 // TEXT quoted, its decode()d continuation.
 class TextSample final : public StepHook {
