@@ -43,6 +43,14 @@ SectionSchema train_section() {
            "Evaluate on data.eval_datasets every N steps and at the end; 0: only at the end (if there are eval datasets).")),
       bind_member(&C::train, &TrainConfig::eval_batches, integer<C>("train", "eval_batches", 8, 1, 1 << 20,
            "Micro-batches per rank in one evaluation.")),
+      bind_member(&C::train, &TrainConfig::sample_every, integer<C>("train", "sample_every", 0, 0, kMaxInt,
+           "Log a greedy continuation of train.sample_prompt every N steps, as llm.c does (every rank takes part: the "
+           "parameters are gathered as in a forward pass); 0: never.")),
+      bind_member(&C::train, &TrainConfig::sample_prompt, text<C>("train", "sample_prompt", Kind::String, "",
+           "The text train.sample_every continues, framed as a document starts (BOS where the tokenizer adds one); "
+           "\"\": the document separator alone (BOS, else EOS).")),
+      bind_member(&C::train, &TrainConfig::sample_tokens, integer<C>("train", "sample_tokens", 32, 1, 1 << 20,
+           "Tokens train.sample_every generates at most (fewer at an EOS or at data.seq_len).")),
       bind_member(&C::train, &TrainConfig::run_dir, text<C>("train", "run_dir", Kind::OutputPath, "runs/default",
            "Directory for metrics.jsonl, logs and (by default) checkpoints.")),
       bind_member(&C::train, &TrainConfig::check_memory, boolean<C>("train", "check_memory", true,

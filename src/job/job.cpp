@@ -55,6 +55,7 @@ struct Job::Parts {
   std::unique_ptr<train::MetricsLog> metrics_log;  // rank 0 with a run_dir
   std::optional<train::MetricsReport> metrics_report;
   std::optional<train::Evaluation> evaluation;
+  std::optional<train::TextSample> text_sample;
   std::string resumed_from;                     // the checkpoint file this run continued from, if any
 
   Parts(const Config& c, dist::Runtime& r) : config(c), runtime(r) {}
@@ -142,6 +143,25 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   if (p.eval_loader) {
     p.evaluation.emplace(*p.eval_loader, config.train.eval_batches, config.train.eval_every, p.metrics_log.get());
     p.trainer->add_hook(*p.evaluation);
+  }
+  if (config.train.sample_every > 0) {
+    // Framed as a document starts; an empty prompt is the document separator alone, as llm.c samples.
+    const tokenizer::Tokenizer& tok = p.encoder->tokenizer();
+    const DocumentFraming framing = document_framing(config, tok);
+    std::vector<TokenId> prompt;
+    if (framing.bos_id) prompt.push_back(*framing.bos_id);
+    tok.encode(config.train.sample_prompt, prompt);
+    if (prompt.empty() && framing.eos_id) prompt.push_back(*framing.eos_id);
+    dist::agree(runtime, [&] {
+      LLMTRAIN_CHECK(!prompt.empty() && std::int64_t(prompt.size()) < p.model_config.max_seq_len, config.source_file,
+                     ": train.sample_prompt: ", prompt.size(), " tokens; a sample needs at least 1 (the tokenizer ",
+                     "frames documents with no BOS or EOS) and fewer than data.seq_len = ", p.model_config.max_seq_len);
+    });
+    p.text_sample.emplace(prompt, config.train.sample_every, config.train.sample_tokens, std::int64_t(tok.vocab_size()),
+                          framing.eos_id,
+                          [&tok](const std::vector<TokenId>& ids) { return tokenizer::to_valid_utf8(tok.decode(ids)); },
+                          runtime.rank() == 0);
+    p.trainer->add_hook(*p.text_sample);
   }
 }
 

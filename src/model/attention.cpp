@@ -1,6 +1,7 @@
 // Tiled causal attention, forward and backward (see attention.hpp for the scheme and layout).
 #include "attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -14,10 +15,29 @@ namespace llmtrain::model {
 using ops::Index;
 using ops::Range;
 
-namespace {
+AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
+  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq),
+                        c.attention_multiplier};
+}
+
 template <typename T>
-T softmax_scale(const AttentionShape& s) {
-  return s.scale > 0 ? T(s.scale) : T(1) / std::sqrt(T(s.head_dim));
+T attention_score_scale(const AttentionShape& shape) {
+  return shape.scale > 0 ? T(shape.scale) : T(1) / std::sqrt(T(shape.head_dim));
+}
+
+namespace {
+// Online softmax over a tile of scores [tq, tk] (rows of queries qs.., keys ks..): see attention_softmax_row.
+template <typename T>
+void softmax_tile(T* S, T* m, T* l, T* o, Index ldo, Index tq, Index tk, Index hd, T scale, Index qs, Index ks,
+                  bool needs_mask, const std::int32_t* row_doc) {
+  if constexpr (ops::kHostFloat<T>) {
+    isa::kernels().attention_softmax_tile(S, m, l, o, ldo, tq, tk, hd, scale, qs, ks, needs_mask, row_doc);
+  } else {
+    Kokkos::parallel_for("attention_softmax_tile", Range(0, tq), KOKKOS_LAMBDA(Index i) {
+      ops::attention_softmax_row(S + i * tk, m + i, l + i, o + i * ldo, tk, hd, scale, qs + i, ks, needs_mask,
+                                 row_doc);
+    });
+  }
 }
 }  // namespace
 
@@ -39,7 +59,7 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
   const auto& s = shape_;
   const Index W = s.width(), hd = s.head_dim, ldo = s.n_heads * hd, tile = s.tile;
   const Index group = s.n_heads / s.n_kv_heads;
-  const T scale = softmax_scale<T>(s);
+  const T scale = attention_score_scale<T>(s);
   T* S = scores_.data();
   T* m = row_max_.data();
   T* l = row_sum_.data();
@@ -64,15 +84,7 @@ void Attention<T>::forward(T* out, T* lse, const T* qkv, const std::int32_t* doc
           gemm<T>(Trans::No, Trans::Yes, tq, tk, hd, T(1), q + qs * W, W, k + ks * W, W, T(0), S, tk, precision_);
           // Online softmax: rescale what is accumulated so far to the new row maximum.
           const bool needs_mask = ks + tk - 1 > qs || row_doc != nullptr;  // else every key is visible
-          if constexpr (ops::kHostFloat<T>) {
-            isa::kernels().attention_softmax_tile(S, m, l, o + qs * ldo, ldo, tq, tk, hd, scale, qs, ks, needs_mask,
-                                                  row_doc);
-          } else {
-            Kokkos::parallel_for("attention_softmax_tile", Range(0, tq), KOKKOS_LAMBDA(Index i) {
-              ops::attention_softmax_row(S + i * tk, m + i, l + i, o + (qs + i) * ldo, tk, hd, scale, qs + i, ks,
-                                         needs_mask, row_doc);
-            });
-          }
+          softmax_tile(S, m, l, o + qs * ldo, ldo, tq, tk, hd, scale, qs, ks, needs_mask, row_doc);
           gemm<T>(Trans::No, Trans::No, tq, hd, tk, T(1), S, tk, v + ks * W, W, T(1), o + qs * ldo, ldo, precision_);
         }
         Kokkos::parallel_for("attention_finish", Range(0, tq), KOKKOS_LAMBDA(Index i) {
@@ -90,7 +102,7 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
   const auto& s = shape_;
   const Index W = s.width(), hd = s.head_dim, ldo = s.n_heads * hd, tile = s.tile;
   const Index group = s.n_heads / s.n_kv_heads;
-  const T scale = softmax_scale<T>(s);
+  const T scale = attention_score_scale<T>(s);
   T* P = scores_.data();
   T* dS = dscores_.data();
   T* delta = row_delta_.data();
@@ -144,6 +156,43 @@ void Attention<T>::backward(T* dqkv, const T* dout, const T* out, const T* lse, 
   }
 }
 
+template <typename T>
+void attention_decode(const AttentionShape& s, T* out, const T* qkv, const T* k, const T* v, Index capacity,
+                      const Index* length, T* S, T* m, T* l, Precision precision) {
+  const Index W = s.width(), hd = s.head_dim, ldo = s.n_heads * hd, ldkv = s.n_kv_heads * hd;
+  const Index group = s.n_heads / s.n_kv_heads;
+  const T scale = attention_score_scale<T>(s);
+  for (Index b = 0; b < s.batch; ++b) {
+    const Index len = length[b];
+    for (Index kv = 0; kv < s.n_kv_heads; ++kv) {
+      // The group's queries are consecutive heads of the row: a [group, hd] matrix with leading dimension hd.
+      const T* q = qkv + b * W + kv * group * hd;
+      const T* kb = k + b * capacity * ldkv + kv * hd;
+      const T* vb = v + b * capacity * ldkv + kv * hd;
+      T* o = out + b * ldo + kv * group * hd;
+      Kokkos::parallel_for("attention_decode_init", Range(0, group), KOKKOS_LAMBDA(Index i) {
+        m[i] = -std::numeric_limits<T>::infinity();
+        l[i] = 0;
+        for (Index d = 0; d < hd; ++d) o[i * hd + d] = 0;
+      });
+      // One tile of every cached key: the new token is the last, so nothing is masked.
+      gemm<T>(Trans::No, Trans::Yes, group, len, hd, T(1), q, hd, kb, ldkv, T(0), S, len, precision);
+      softmax_tile(S, m, l, o, hd, group, len, hd, scale, len - 1, Index(0), false,
+                   static_cast<const std::int32_t*>(nullptr));
+      gemm<T>(Trans::No, Trans::No, group, hd, len, T(1), S, len, vb, ldkv, T(1), o, hd, precision);
+      Kokkos::parallel_for("attention_decode_finish", Range(0, group), KOKKOS_LAMBDA(Index i) {
+        for (Index d = 0; d < hd; ++d) o[i * hd + d] /= l[i];
+      });
+    }
+  }
+}
+
+template float attention_score_scale<float>(const AttentionShape&);
+template double attention_score_scale<double>(const AttentionShape&);
+template void attention_decode<float>(const AttentionShape&, float*, const float*, const float*, const float*, Index,
+                                      const Index*, float*, float*, float*, Precision);
+template void attention_decode<double>(const AttentionShape&, double*, const double*, const double*, const double*,
+                                       Index, const Index*, double*, double*, double*, Precision);
 template class Attention<float>;
 template class Attention<double>;
 

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "llmtrain/core/model_config.hpp"
 #include "llmtrain/model/gemm.hpp"
 
 namespace llmtrain::model {
@@ -26,6 +27,14 @@ struct AttentionShape {
   double scale = 0;         // the softmax scale of q.k (Granite's attention_multiplier); 0: 1 / sqrt(head_dim)
   std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
 };
+
+// The model's attention over batch rows of seq positions (a decoder's step: seq 1), in tiles of up to 128.
+AttentionShape attention_shape(const ModelConfig& config, std::int64_t batch, std::int64_t seq);
+
+// The factor scores are scaled by before the softmax: shape.scale, or 1 / sqrt(head_dim) when it is 0. Training
+// and decoding both use it.
+template <typename T>
+T attention_score_scale(const AttentionShape& shape);
 
 template <typename T>
 class Attention {
@@ -46,5 +55,15 @@ class Attention {
   Kokkos::View<T*> dscores_;  // tile x tile
   Kokkos::View<T*> row_max_, row_sum_, row_delta_;  // tile each
 };
+
+// Incremental decoding: one new query per row (shape.batch rows, shape.seq_len 1) against a key/value cache.
+// qkv is this step's [rows, width] with its queries rotated; k and v are [rows, capacity, n_kv_heads *
+// head_dim] with row b's keys and values at positions [0, length[b]) (the new token's included). The query
+// heads sharing a key/value head go through the products together. scores: scratch of
+// n_heads / n_kv_heads * capacity; row_max and row_sum of n_heads / n_kv_heads. out as forward's.
+template <typename T>
+void attention_decode(const AttentionShape& shape, T* out, const T* qkv, const T* k, const T* v,
+                      std::int64_t capacity, const std::int64_t* length, T* scores, T* row_max, T* row_sum,
+                      Precision precision);
 
 }  // namespace llmtrain::model

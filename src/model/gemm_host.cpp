@@ -73,6 +73,15 @@ void host_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t 
   }
   if (between_blocks) return isa::gemm_f32_avx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                                                   between_blocks);
+  if (m == 1) {  // one row (a decoder's step): sgemm would copy all of op(B) into its packed layout first
+    // c[0, :] = alpha * op(B)^T x + beta * c, x = op(A)'s row: A's row, or with trans_a its column (stride lda).
+    const int x_stride = trans_a ? int(lda) : 1;
+    if (trans_b)  // B is [n, k]
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, int(n), int(k), alpha, b, int(ldb), a, x_stride, beta, c, 1);
+    else  // B is [k, n]
+      cblas_sgemv(CblasRowMajor, CblasTrans, int(k), int(n), alpha, b, int(ldb), a, x_stride, beta, c, 1);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, to_cblas(ta), to_cblas(tb), int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb),
               beta, c, int(ldc));
 }

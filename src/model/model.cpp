@@ -14,6 +14,7 @@
 #include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/timer.hpp"
+#include "llmtrain/model/decoder.hpp"
 #include "llmtrain/model/fenced_seconds.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/model/param_units.hpp"
@@ -32,11 +33,6 @@ Recompute parse_recompute(const std::string& name) {
 
 namespace {
 constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the output head
-
-AttentionShape attention_shape(const ModelConfig& c, Index batch, Index seq) {
-  return AttentionShape{batch, seq, c.n_heads, c.n_kv_heads, c.head_dim(), std::min<Index>(128, seq),
-                        c.attention_multiplier};
-}
 }  // namespace
 
 template <typename T>
@@ -61,6 +57,7 @@ struct Model<T>::State {
   Kokkos::View<T*> final_x, final_rstd, head_logits, row_loss;
   ReusedOperandB head_packed;  // the head weight's packed bf16 copies, for the chunks of one head pass
   PassTimes times;
+  KvCache<T>* cache = nullptr;  // during decode(): where keys and values go (decoder.hpp)
 
   Index n() const { return batch * seq; }
   // Every product of the model, in the model's precision; with reuse_b (float only), B is its promised matrix.
@@ -109,6 +106,7 @@ struct Model<T>::State {
   void acquire_head();
   void release_head();
   void block_forward(Index layer);
+  void attend(Index layer, BlockActivations<T>& a);
   void block_backward(Index layer, T* d_out, T* d_in);
   LossSum final_and_head(bool want_grad, T grad_scale_per_token, T* logits_out);
 };
@@ -200,9 +198,7 @@ void Model<T>::State::block_forward(Index layer) {
   // Attention half: mid = x + r wo(attention(rope(wqkv(norm(x))))), r the residual multiplier (1 for Llama)
   ops::rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
   mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w_qkv(u), D, T(0), a.qkv.data(), W);
-  ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
-                  c.head_dim(), +1);
-  attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
+  attend(layer, a);
   poll_progress();
   ops::copy(a.mid.data(), x, N * D);
   mm(Trans::No, Trans::Yes, N, D, D, r, a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
@@ -213,6 +209,19 @@ void Model<T>::State::block_forward(Index layer) {
   T* out = resid[layer + 1].data();
   ops::copy(out, a.mid.data(), N * D);
   mm(Trans::No, Trans::Yes, N, D, F, r, a.hg.data(), F, w(u, "w2"), F, T(1), out, D);
+}
+
+// Rotary embedding and attention: over the batch's own positions (training, and a decoder's prefill, which
+// keeps the keys and values), or a decoder's step over its cache.
+template <typename T>
+void Model<T>::State::attend(Index layer, BlockActivations<T>& a) {
+  const auto& c = config;
+  if (cache && !cache->empty())
+    return cache->step(layer, a.attn.data(), a.qkv.data(), batch, rope_cos.data(), rope_sin.data(), precision);
+  ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), n(), seq, c.qkv_width(), c.n_heads + c.n_kv_heads,
+                  c.head_dim(), +1);
+  attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
+  if (cache) cache->store(layer, a.qkv.data(), batch, seq);
 }
 
 // d_out: gradient w.r.t. the block's output; d_in receives the gradient w.r.t. its input (overwritten).
@@ -420,6 +429,40 @@ std::vector<T> Model<T>::logits(const Batch& batch) {
   s.final_and_head(false, T(0), all.data());
   s.release_head();
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), all);
+  return std::vector<T>(host.data(), host.data() + host.size());
+}
+
+template <typename T>
+std::vector<T> Model<T>::decode(const Batch& batch, KvCache<T>& cache, const std::vector<Index>& last) {
+  auto& s = *state_;
+  LLMTRAIN_CHECK(Index(last.size()) == batch.rows, "decode: ", last.size(), " last positions for ", batch.rows,
+                 " rows");
+  LLMTRAIN_CHECK(cache.empty() || batch.seq_len == 1, "decode: a step takes one token per row, got ", batch.seq_len);
+  s.prepare(batch);
+  s.cache = &cache;
+  struct Detach {  // the cache serves this pass only, even when it throws
+    State& s;
+    ~Detach() { s.cache = nullptr; }
+  } detach{s};
+  s.embed();
+  s.forward_blocks();
+  // Only the rows' last positions reach the head: they move to the front of the final residual stream and
+  // the head runs on them as a batch of one-token rows (row r's source r * seq + last[r] >= r, so moving in
+  // order overwrites nothing still to be read).
+  const Index D = s.config.d_model, seq = s.seq;
+  T* final_resid = s.resid[s.config.n_layers].data();
+  for (Index r = 0; r < batch.rows; ++r) {
+    const Index at = last[std::size_t(r)];
+    LLMTRAIN_CHECK(at >= 0 && at < seq, "decode: last position ", at, " of row ", r, " outside [0, ", seq, ")");
+    ops::copy(final_resid + r * D, final_resid + (r * seq + at) * D, D);
+  }
+  Kokkos::View<T*> logits("decode_logits", batch.rows * s.config.vocab_size);
+  s.seq = 1;
+  s.acquire_head();
+  s.final_and_head(false, T(0), logits.data());
+  s.release_head();
+  s.seq = seq;
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), logits);
   return std::vector<T>(host.data(), host.data() + host.size());
 }
 

@@ -166,6 +166,8 @@ std::string Tokenizer::decode(const TokenId* ids, std::size_t n) const {
   return text;
 }
 
+std::string to_valid_utf8(std::string_view bytes) { return unicode::to_valid_utf8(bytes); }
+
 std::size_t Tokenizer::vocab_size() const { return impl_->id_to_token.size(); }
 
 std::optional<TokenId> Tokenizer::bos_id() const {

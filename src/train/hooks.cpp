@@ -1,13 +1,16 @@
-// Stop agreement, metrics and evaluation between steps (see hooks.hpp).
+// Stop agreement, metrics, evaluation and text samples between steps (see hooks.hpp).
 #include "llmtrain/train/hooks.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
+#include "llmtrain/core/quoted.hpp"
 #include "llmtrain/core/stop_signal.hpp"
+#include "llmtrain/model/decoder.hpp"
 
 namespace llmtrain::train {
 
@@ -73,6 +76,37 @@ void Evaluation::evaluate(Trainer& trainer, const char* label) {
   log_->write_eval(trainer.step(), e.loss, e.perplexity, e.tokens);
   std::printf("%s at step %lld | loss %.4f | perplexity %.2f\n", label, static_cast<long long>(trainer.step()), e.loss,
               e.perplexity);
+  std::fflush(stdout);
+}
+
+TextSample::TextSample(std::vector<TokenId> prompt, std::int64_t every, std::int64_t tokens, std::int64_t vocab,
+                       std::optional<TokenId> eos, Decode decode, bool speak)
+    : prompt_(std::move(prompt)), every_(every), tokens_(tokens), vocab_(vocab), eos_(eos), decode_(std::move(decode)),
+      speak_(speak) {
+  LLMTRAIN_CHECK(every_ >= 0, "train.sample_every must be >= 0, got ", every_);
+  LLMTRAIN_CHECK(tokens_ > 0, "train.sample_tokens must be positive, got ", tokens_);
+}
+
+void TextSample::after_step(Trainer& trainer, const StepMetrics& m) {
+  if (every_ == 0 || m.step % every_ != 0 || m.step >= trainer.options().steps || trainer.stop_requested()) return;
+  model::Model<float>& net = trainer.model();
+  const std::int64_t prompt = std::int64_t(prompt_.size());
+  const std::int64_t capacity = std::min(net.config().max_seq_len, prompt + tokens_);
+  LLMTRAIN_CHECK(prompt > 0 && prompt < capacity, "train.sample_prompt has ", prompt,
+                 " tokens; it must have at least 1 and fewer than data.seq_len = ", net.config().max_seq_len);
+  model::Decoder<float> decoder(net, 1, capacity);
+  std::vector<float> logits = decoder.prefill({prompt_});
+  const std::int64_t vocab = std::min(vocab_, net.config().vocab_size);
+  last_.clear();
+  while (true) {
+    const auto next = TokenId(std::max_element(logits.begin(), logits.begin() + vocab) - logits.begin());
+    if (eos_ && next == *eos_) break;
+    last_.push_back(next);
+    if (std::int64_t(last_.size()) == tokens_ || decoder.length(0) == capacity) break;
+    logits = decoder.step({next});
+  }
+  if (!speak_) return;
+  std::printf("sample at step %lld: %s\n", static_cast<long long>(m.step), quoted(decode_(last_)).c_str());
   std::fflush(stdout);
 }
 

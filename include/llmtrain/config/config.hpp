@@ -69,6 +69,9 @@ struct TrainConfig {
   std::string precision;
   std::int64_t eval_every;
   std::int64_t eval_batches;
+  std::int64_t sample_every;
+  std::string sample_prompt;
+  std::int64_t sample_tokens;
   std::string run_dir;
   bool check_memory;
 };

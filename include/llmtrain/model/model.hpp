@@ -23,6 +23,9 @@ namespace llmtrain::model {
 // "none" keeps every block's activations; "blocks" keeps only each block's input and recomputes the block
 // in the backward pass (about one extra forward pass, activation memory ~1/10).
 enum class Recompute { None, Blocks };
+
+template <typename T>
+class KvCache;  // decoder.hpp
 Recompute parse_recompute(const std::string& name);  // throws llmtrain::Error on anything else
 
 struct LossSum {
@@ -58,6 +61,12 @@ class Model {
   // Logits [rows * seq_len, vocab] of every position (tests and small models only: this is the tensor the
   // chunked head otherwise never materialises).
   std::vector<T> logits(const Batch& batch);
+  // Incremental decoding (decoder.hpp, which drives it): the batch's inputs (targets unused) run through the
+  // same blocks with their keys and values kept in `cache`. With the cache empty, the rows start at position
+  // 0 and attend as in training (a prefill); otherwise seq_len is 1 and row r's token sits at position
+  // cache.length(r), attending to the cached keys. The caller advances the cache's lengths. Returns the
+  // logits [rows, vocab] of each row's input position last[r].
+  std::vector<T> decode(const Batch& batch, KvCache<T>& cache, const std::vector<std::int64_t>& last);
   const PassTimes& last_pass_times() const;
 
   // Bytes a model allocates itself, beside the store's units, once it has run micro-batches of rows x

@@ -54,4 +54,8 @@ class Tokenizer {
   std::shared_ptr<const Impl> impl_;
 };
 
+// decode()'s bytes as text: each maximal invalid UTF-8 subpart (a token boundary inside a character)
+// becomes U+FFFD, as transformers' decode (Python's bytes.decode("utf-8", "replace")) prints it.
+std::string to_valid_utf8(std::string_view bytes);
+
 }  // namespace llmtrain::tokenizer

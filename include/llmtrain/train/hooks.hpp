@@ -1,12 +1,15 @@
 // The standard work between steps, as trainer hooks (the job adds them in this order):
 //   StopAgreement  - a stop signal seen by any rank stops every rank after the same step;
 //   MetricsReport  - rank 0's metrics.jsonl line and progress line;
-//   Evaluation     - held-out loss every eval_every steps and at the end of the run.
+//   Evaluation     - held-out loss every eval_every steps and at the end of the run;
+//   TextSample     - a greedy continuation of a prompt every sample_every steps.
 // Each is collective where it says so: every rank must add the same hooks in the same order.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "llmtrain/core/batch.hpp"
@@ -66,6 +69,29 @@ class Evaluation final : public StepHook {
   std::vector<Batch> held_out_;
   std::vector<EvalResult> results_;
   std::int64_t last_step_ = -1;
+};
+
+// Collective: every `every` steps (not after the last), the greedy continuation of `prompt` (token ids,
+// framed) of at most `tokens` tokens among ids [0, vocab) (the tokenizer's: never a padding id), stopping
+// at `eos`, through the trainer's own model with a key/value cache (model/decoder.hpp). Every rank decodes, so that under fsdp/hsdp each takes part in the gathers; the
+// logits are the same on every rank, so is every argmax. Rank 0 (speak) prints "sample at step N: TEXT" with
+// TEXT quoted, its decode()d continuation.
+class TextSample final : public StepHook {
+ public:
+  using Decode = std::function<std::string(const std::vector<TokenId>&)>;
+  TextSample(std::vector<TokenId> prompt, std::int64_t every, std::int64_t tokens, std::int64_t vocab,
+             std::optional<TokenId> eos, Decode decode, bool speak);
+  void after_step(Trainer& trainer, const StepMetrics& metrics) override;
+  // The continuation of the last sample (ids after the prompt), on every rank.
+  const std::vector<TokenId>& last() const { return last_; }
+
+ private:
+  std::vector<TokenId> prompt_;
+  std::int64_t every_, tokens_, vocab_;
+  std::optional<TokenId> eos_;
+  Decode decode_;
+  bool speak_;
+  std::vector<TokenId> last_;
 };
 
 }  // namespace llmtrain::train
