@@ -21,7 +21,7 @@ note_failure() {
   local failed_at last
   failed_at=$(date +%s.%N)
   last=$(last_logged_step "$1")
-  echo "llmtrain: the run failed at $(date -u -d "@${failed_at%.*}" +%Y-%m-%dT%H:%M:%SZ) after step $last (exit status $2)"
+  echo "llmtrain: the run failed at $(date -u -d "@${failed_at%.*}" +%Y-%m-%dT%H:%M:%SZ) ($failed_at) after step $last (exit status $2)"
   export LLMTRAIN_RECOVERY="failed_at=$failed_at,last_step=$last"
 }
 

@@ -60,12 +60,14 @@ while in_queue; do
   in_queue || break
   if [ "$node_killed" -eq 0 ] && [ $(( $(date +%s) - started )) -ge $((minutes * 30)) ]; then
     say "killing node llsn2 (every process of its namespace) after step $(last_step)"
+    date +%s.%N >>"$work/kill_times"
     ip netns pids llsn2 | xargs -r kill -KILL
     node_killed=1
   else
     rank=$(pgrep -f "^$llmtrain .*soak-$job" | shuf -n 1)
     [ -n "$rank" ] || continue
     say "killing rank process $rank after step $(last_step)"
+    date +%s.%N >>"$work/kill_times"
     kill -KILL "$rank"
   fi
   kills=$((kills + 1))
@@ -129,7 +131,16 @@ grep -ho '"recovery":{[^}]*}' "$run/metrics.jsonl" >"$work/recovery"
 lost=$(grep -oE '"lost_steps":[0-9]+' "$work/recovery" | cut -d: -f2 | awk '{t += $1; if ($1 > m) m = $1} END {printf "%d in all, at most %d per failure", t, m}')
 times=$(grep -oE '"seconds":[0-9.e+-]+' "$work/recovery" | cut -d: -f2 | sort -g |
   awk '{v[NR] = $1} END {if (NR) printf "median %.1f s, max %.1f s over %d recoveries", v[int((NR + 1) / 2)], v[NR], NR}')
+# From the kill itself: the launcher returns some seconds after it (srun's KillWait, mpirun's wind-down);
+# each failure line carries the launcher's return time, the recovery line the seconds after that.
+from_kill=$(sed -E 's/.*"failed_at":([^,]*),"lost_steps":[0-9]+,"seconds":([^}]*)}.*/\2 \1/' "$work/recovery" |
+  while read -r seconds failed; do
+    killed=$(awk -v f="$failed" '$1 <= f {k = $1} END {print k}' "$work/kill_times")
+    [ -n "$killed" ] && awk -v f="$failed" -v k="$killed" -v s="$seconds" 'BEGIN {print f - k + s}'
+  done | sort -g | awk '{v[NR] = $1} END {if (NR) printf "median %.1f s, max %.1f s", v[int((NR + 1) / 2)], v[NR]}')
 echo "soak: $minutes min, $steps steps, a kill every $kill_every s ($kills kills, one of them node llsn2)"
-echo "failures survived: $failures; steps lost: $lost; recovery (failure to the end of the first step): $times"
+echo "failures survived: $failures; steps lost: $lost"
+echo "recovery, from the launcher's return to the end of the first step: $times"
+echo "recovery, from the kill to the end of the first step: $from_kill"
 echo "final checkpoint, every step's loss and the loader's provenance equal the reference chain's"
 echo PASS

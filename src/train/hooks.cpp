@@ -27,7 +27,7 @@ MetricsReport::MetricsReport(MetricsLog* log, std::int64_t every, const Checkpoi
     : log_(log), every_(every), checkpoint_cost_(checkpoint_cost) {}
 
 void MetricsReport::set_recovery(std::int64_t lost_steps, double failed_at_unix_s) {
-  recovery_ = Recovery{lost_steps, failed_at_unix_s};
+  recovery_ = Recovery{lost_steps, 0.0, failed_at_unix_s};
 }
 
 void MetricsReport::after_step(Trainer& trainer, const StepMetrics& step) {
@@ -36,7 +36,7 @@ void MetricsReport::after_step(Trainer& trainer, const StepMetrics& step) {
   if (checkpoint_cost_) m.ckpt = *checkpoint_cost_;
   if (recovery_) {
     const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    m.recovery = Recovery{recovery_->lost_steps, now - recovery_->seconds};
+    m.recovery = Recovery{recovery_->lost_steps, now - recovery_->failed_at_unix_s, recovery_->failed_at_unix_s};
     recovery_.reset();
     log_info("recovery: ", counted(m.recovery->lost_steps, "step"), " lost; step ", m.step, " done ", m.recovery->seconds,
              " s after the failure");

@@ -54,7 +54,9 @@ void MetricsLog::write_step(const StepMetrics& m) {
                                 {"gather_wait_s", m.gather_wait_s}, {"gather_bytes", m.gather_bytes},
                                 {"reduce_bytes", m.reduce_bytes}}}};
   if (m.ckpt) j["ckpt"] = {{"blocked_s", m.ckpt->blocked_s}, {"snapshot_s", m.ckpt->snapshot_s}};
-  if (m.recovery) j["recovery"] = {{"lost_steps", m.recovery->lost_steps}, {"seconds", m.recovery->seconds}};
+  if (m.recovery)
+    j["recovery"] = {{"lost_steps", m.recovery->lost_steps}, {"seconds", m.recovery->seconds},
+                     {"failed_at", m.recovery->failed_at_unix_s}};
   out_ << j.dump() << '\n';
   out_.flush();
   LLMTRAIN_CHECK(out_.good(), "writing metrics.jsonl failed at step ", m.step);

@@ -2,7 +2,7 @@
 # Relaunch after a lost rank, through jobscripts/mpirun-ethernet.sh on this host (loopback; 2 ranks): tiny
 # with a checkpoint every step; once it has logged 4 steps one rank is SIGKILLed. The script must log the
 # failure with its last step, relaunch (LLMTRAIN_MAX_RESTARTS), and the relaunched run must resume, report
-# "recovery": {"lost_steps": K, ...} on its first metrics line with K = last step - resumed step, finish
+# "recovery": {"failed_at": F, "lost_steps": K, ...} on its first metrics line with K = last step - resumed step, finish
 # with exit 0, and log the same loss as an uninterrupted run at every step. With LLMTRAIN_MAX_RESTARTS=0
 # the same kill ends the script with a non-zero status and no relaunch.
 # Usage: mpirun_relaunch_test.sh LLMTRAIN WORK
@@ -58,7 +58,7 @@ grep -q "done: $steps steps" "$work/relaunched.out" || fail "the relaunched run 
 metrics=$(find "$work/relaunched" -name metrics.jsonl | head -1)
 line=$(grep '"recovery"' "$metrics")
 [ "$(echo "$line" | wc -l)" -eq 1 ] || fail "expected one metrics line with recovery, got: $line"
-echo "$line" | grep -qE "\"recovery\":\{\"lost_steps\":$((last - resumed)),\"seconds\":[0-9.e+-]+\}" ||
+echo "$line" | grep -qE "\"recovery\":\{\"failed_at\":[0-9.e+-]+,\"lost_steps\":$((last - resumed)),\"seconds\":[0-9.e+-]+\}" ||
   fail "recovery should report $((last - resumed)) lost steps (failed after $last, resumed at $resumed): $line"
 echo "$line" | grep -qE "\"step\":$((resumed + 1))," || fail "the recovery is not on the first step after the resume: $line"
 diff <(losses "$(find "$work/reference" -name metrics.jsonl)") <(losses "$metrics") || fail "losses differ from the uninterrupted run"

@@ -59,7 +59,7 @@ log=$run/attempt-0-relaunch-1.log
 [ -f "$log" ] || fail "no log of the relaunch"
 grep -q "done: $steps steps" "$log" || fail "the relaunched run did not finish"
 grep -qE "resumed from .*step_[0-9]+\.h5 at step [0-9]+" "$log" || fail "the relaunch did not resume"
-grep -qE '"recovery":\{"lost_steps":[0-9]+,"seconds":[0-9.e+-]+\}' "$run/metrics.jsonl" || fail "no recovery on a metrics line"
+grep -qE '"recovery":\{"failed_at":[0-9.e+-]+,"lost_steps":[0-9]+,"seconds":[0-9.e+-]+\}' "$run/metrics.jsonl" || fail "no recovery on a metrics line"
 grep -o '"recovery":{[^}]*}' "$run/metrics.jsonl"
 diff <(losses "$LLMTRAIN_RUNS/reference-$ref/metrics.jsonl") <(losses "$run/metrics.jsonl") || fail "losses differ from the uninterrupted run"
 echo PASS

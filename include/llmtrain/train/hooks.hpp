@@ -42,7 +42,7 @@ class MetricsReport final : public StepHook {
   MetricsLog* log_;
   std::int64_t every_;
   const CheckpointCost* checkpoint_cost_;
-  std::optional<Recovery> recovery_;  // seconds: the failure's time until the first line computes it
+  std::optional<Recovery> recovery_;  // until the first line, which computes its seconds
   Stopwatch since_start_;
   std::int64_t first_step_ = -1;  // the first step this process took (a resumed run starts past 1)
 };

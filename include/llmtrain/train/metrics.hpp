@@ -18,10 +18,12 @@ struct CheckpointCost {
 
 // A run relaunched after a failure (the job scripts relaunch inside the allocation; docs/checkpoints.md):
 // steps lost (logged before the failure, after the state it resumed from) and seconds from the failure to
-// the end of its first step. On that step's metrics line.
+// the end of its first step, and the failure's time (seconds since the epoch, as the script noted it). On that
+// step's metrics line.
 struct Recovery {
   std::int64_t lost_steps = 0;
   double seconds = 0;
+  double failed_at_unix_s = 0;
 };
 
 struct StepMetrics {
