@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Chaos soak: `tiny` on the local Slurm cluster (scripts/local-slurm.sh: 2 nodes x 2 ranks) through
-# jobscripts/slurm-ethernet.sbatch, with a checkpoint every step, while a random rank is SIGKILLed every
-# KILL_EVERY seconds and, once (half-way), a whole node dies (every process of its namespace, slurmd
-# included). The batch script relaunches inside the allocation after each failure (jobscripts/env/relaunch.sh).
+# jobscripts/slurm-ethernet.sbatch, with a checkpoint every step, while for MINUTES a random rank is
+# SIGKILLed every KILL_EVERY seconds and, once (half-way), a whole node dies (every process of its
+# namespace, slurmd included); then the run finishes undisturbed. The batch script relaunches inside the allocation after each failure (jobscripts/env/relaunch.sh).
 # At the end it checks the run against a reference chain that resumes from disk checkpoints at the same
 # steps with the same rank counts (4 ranks up to the node's death, 2 after; every other relaunch keeps the
 # rank count, and a resume on the same ranks is bitwise a straight run):
@@ -35,14 +35,15 @@ trap 'bash "$src/scripts/local-slurm.sh" down >/dev/null 2>&1' EXIT
 export SLURM_CONF=$LOCAL_SLURM_DIR/etc/slurm.conf LLMTRAIN_RUNS=$work/runs LLMTRAIN_BIN=$llmtrain LLMTRAIN_IFNAME=eth0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# The run's length: about MINUTES at the pace of 4 ranks here, measured on 5 steps first.
+# The run's length: MINUTES at the pace of 4 ranks here (measured on 5 steps first), halved for the time
+# the failures take, so that most of the run is under fire.
 common=(--set train.warmup_steps=1 --set train.eval_every=0 --set train.eval_batches=1 --set log.provenance=true
         --set checkpoint.every_steps=1)
 timeout 300 mpirun --oversubscribe -np 4 "$llmtrain" "$src/inputs/tiny.toml" "${common[@]}" --set train.steps=5 \
   --set train.run_dir="$work/calibrate" >"$work/calibrate.log" 2>&1 || fail "calibration run failed: $(tail "$work/calibrate.log")"
 step_s=$(grep -o '"step":[0-9.e-]*}' "$work/calibrate/metrics.jsonl" | tail -3 | grep -oE '[0-9.e-]+' | awk '{t += $1} END {print t / NR}')
-steps=$(awk -v m="$minutes" -v s="$step_s" 'BEGIN {n = int(m * 60 / s); print n < 20 ? 20 : n}')
-say "a step takes ${step_s} s on 4 ranks: $steps steps for about $minutes minutes; a rank killed every $kill_every s"
+steps=$(awk -v m="$minutes" -v s="$step_s" 'BEGIN {n = int(m * 60 / s / 2); print n < 20 ? 20 : n}')
+say "a step takes ${step_s} s on 4 ranks: $steps steps; for $minutes minutes a rank is killed every $kill_every s"
 common+=(--set train.steps="$steps")
 
 job=$(cd "$src" && LLMTRAIN_MAX_RESTARTS=1000 sbatch --parsable --job-name=soak --output="$work/slurm-%x-%j.out" \
@@ -55,7 +56,7 @@ for _ in $(seq 1 600); do [ -n "$(last_step)" ] && break; sleep 0.5; done
 [ -n "$(last_step)" ] || fail "the soak job took no step"
 
 started=$(date +%s) node_killed=0 kills=0
-while in_queue; do
+while in_queue && [ $(( $(date +%s) - started )) -lt $((minutes * 60)) ]; do
   sleep "$kill_every"
   in_queue || break
   if [ "$node_killed" -eq 0 ] && [ $(( $(date +%s) - started )) -ge $((minutes * 30)) ]; then
@@ -72,6 +73,9 @@ while in_queue; do
   fi
   kills=$((kills + 1))
 done
+say "no more kills after $kills; waiting for the run to finish"
+for _ in $(seq 1 3600); do in_queue || break; sleep 1; done
+in_queue && fail "the soak job is still running an hour after the last kill"
 out=$work/slurm-soak-$job.out
 grep -q "done: $steps steps" "$run"/attempt-*.log || { cat "$out"; fail "the soak run did not finish its $steps steps"; }
 say "the soak job finished after $kills kills"
