@@ -92,6 +92,15 @@ void seal_part(std::vector<char>& buffer) {
   std::memcpy(buffer.data() + buffer.size() - 8, &sum, 8);
 }
 
+std::uint64_t read_part_key(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[32];
+  if (!in.read(head, sizeof head) || std::memcmp(head, kMagic, 8) != 0) return 0;
+  std::uint64_t key;
+  std::memcpy(&key, head + 24, 8);
+  return key;
+}
+
 PartHeader read_part(const std::string& path, std::vector<float>* data) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   LLMTRAIN_CHECK(in, path, ": cannot open the memory snapshot part");

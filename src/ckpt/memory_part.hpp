@@ -38,5 +38,8 @@ void seal_part(std::vector<char>& buffer);
 // Reads and verifies a whole part file; throws llmtrain::Error naming the file and what is wrong. Returns
 // the header; `data` receives the fp32 data (parameters, m, v), unless null.
 PartHeader read_part(const std::string& path, std::vector<float>* data);
+// The key in a part file's header (also of a partly written .tmp file), without verifying the rest; 0 when the
+// file is unreadable or no part.
+std::uint64_t read_part_key(const std::string& path);
 
 }  // namespace llmtrain::ckpt

@@ -268,10 +268,9 @@ void MemoryTier::write_in_background(std::int64_t step) {
     std::vector<std::string> mine = {part_name("", rank_)};
     for (const int from : senders_) mine.push_back(part_name("buddy_", from));
     std::error_code ec;
-    for (const auto& name : mine) {
-      fs::remove(fs::path(old) / name, ec);
-      fs::remove(fs::path(old) / (name + ".tmp"), ec);
-    }
+    for (const auto& name : mine)
+      for (const fs::path& file : {fs::path(old) / name, fs::path(old) / (name + ".tmp")})
+        if (read_part_key(file.string()) == key_) fs::remove(file, ec);  // not another run's
     fs::remove(old, ec);  // only when empty
   }
   kept_ = step;
@@ -477,9 +476,14 @@ void MemoryTier::restore(const Found& found, Contents& contents, std::vector<mod
 void MemoryTier::remove_all() {
   wait();
   MPI_Barrier(comm_);
-  if (node_rank_ == 0) {
+  if (node_rank_ == 0) {  // this run's files only: a memory_dir may be shared with other runs
     std::error_code ec;
-    for (const auto& g : list_memory_generations(dir_)) fs::remove_all(step_dir(dir_, g.step), ec);
+    for (const auto& g : list_memory_generations(dir_)) {
+      const std::string generation = step_dir(dir_, g.step);
+      for (const auto& f : fs::directory_iterator(generation, ec))
+        if (read_part_key(f.path().string()) == key_) fs::remove(f.path(), ec);
+      fs::remove(generation, ec);  // only when empty
+    }
     fs::remove(dir_, ec);  // only when empty
   }
   MPI_Barrier(comm_);

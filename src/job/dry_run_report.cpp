@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "llmtrain/ckpt/background_writer.hpp"
+#include "llmtrain/ckpt/memory_tier.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/job/options.hpp"
@@ -111,6 +112,13 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   if (memory.hsdp_state > 0)
     memory_row(cat("hsdp: shard groups of ", counted(p.shard_group_size, "rank")), memory.hsdp_state, memory.hsdp_window,
                memory.total("hsdp"));
+  if (config.checkpoint.memory_every_steps > 0 && !config.checkpoint.dir.empty()) {
+    const double part = ckpt::memory_part_bytes(m.parameter_count(), world_size);
+    out += cat("memory tier (checkpoint.memory_every_steps = ", config.checkpoint.memory_every_steps, "): a part of ",
+               format_bytes(part), " per rank (staged in the process, written to checkpoint.memory_dir); the directory "
+               "keeps 2 generations of own and buddy parts: ", format_bytes(4 * part), " per rank, ",
+               format_bytes(4 * part * world_size), " in all (without buddies, on one node: half)\n");
+  }
   out += cat("strategy: ", p.strategy, "\n");
   return out;
 }

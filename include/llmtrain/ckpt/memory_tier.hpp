@@ -85,7 +85,8 @@ class MemoryTier {
                std::vector<model::ParamUnit<float>>& second_moments);
   // The step the kept generations count from after a resume (that generation is kept until two newer exist).
   void resumed_at(std::int64_t step) { kept_ = step; }
-  // Collective: removes every generation (the run is complete); one rank per node deletes the files.
+  // Collective: removes every generation of this run (the run is complete; parts with another key stay), and
+  // the directory when empty; one rank per node deletes the files.
   void remove_all();
 
  private:
