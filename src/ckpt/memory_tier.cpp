@@ -286,14 +286,14 @@ MemoryTier::Found MemoryTier::find() {
   wait();
   // A share of this node's files per rank, each read whole: the checksum covers every byte.
   const std::vector<std::string> files = part_files(dir_);
-  std::string entries;
+  std::string entries, warnings;
   int ignored = 0;
   for (std::size_t i = std::size_t(node_rank_); i < files.size(); i += std::size_t(node_size_)) {
     PartHeader h;
     try {
       h = read_part(files[i], nullptr);
     } catch (const Error& e) {
-      log_warn("memory snapshot part skipped: ", e.what());
+      warnings += cat("memory snapshot part skipped: ", e.what(), "\n");
       continue;
     }
     if (h.key != key_) {
@@ -313,6 +313,10 @@ MemoryTier::Found MemoryTier::find() {
     add(entries, entry);
   }
   MPI_Allreduce(MPI_IN_PLACE, &ignored, 1, MPI_INT, MPI_SUM, comm_);
+  // Rank 0 speaks for the ranks that read the damaged parts.
+  for (const std::string& theirs : all_gather(warnings, comm_))
+    for (std::size_t a = 0, b; rank_ == 0 && (b = theirs.find('\n', a)) != std::string::npos; a = b + 1)
+      log_warn(theirs.substr(a, b - a));
   if (ignored > 0 && rank_ == 0)
     log_info("ignoring ", ignored, " memory snapshot parts of another run or configuration in ", dir_);
   // (step, world size) -> saved rank -> candidates (holder, buddy?, path, ranges); local copies first.

@@ -82,21 +82,21 @@ rescale)
   grep -q PASS "$work/audit" || fail "the provenance audit failed" ;;
 buddy)
   # Two simulated nodes: ranks 0-1 and 2-3, each node with its own memory directory.
+  # nodes STEPS [FAULT]: an environment variable is given to each application context (-x is per context).
   nodes() {
-    local steps=$1
-    shift
-    timeout 240 "$mpirun" --oversubscribe "$@" \
-      -np 2 -x LLMTRAIN_NODE_ID=0 "$llmtrain" "$config" --set train.run_dir="$work/run" --set checkpoint.dir="$work/ckpt" \
+    local steps=$1 fault=${2:-none}
+    timeout 120 "$mpirun" --oversubscribe \
+      -np 2 -x LLMTRAIN_NODE_ID=0 -x LLMTRAIN_FAULT="$fault" "$llmtrain" "$config" --set train.run_dir="$work/run" --set checkpoint.dir="$work/ckpt" \
         --set train.steps="$steps" --set checkpoint.memory_every_steps=1 --set checkpoint.memory_dir="$work/node0" \
         --set log.every_steps=1000 : \
-      -np 2 -x LLMTRAIN_NODE_ID=1 "$llmtrain" "$config" --set train.run_dir="$work/run" --set checkpoint.dir="$work/ckpt" \
+      -np 2 -x LLMTRAIN_NODE_ID=1 -x LLMTRAIN_FAULT="$fault" "$llmtrain" "$config" --set train.run_dir="$work/run" --set checkpoint.dir="$work/ckpt" \
         --set train.steps="$steps" --set checkpoint.memory_every_steps=1 --set checkpoint.memory_dir="$work/node1" \
         --set log.every_steps=1000 >"$work/out" 2>&1
     status=$?
     cat "$work/out"
     [ "$status" -ne 124 ] || fail "the job hung"
   }
-  nodes 6 -x LLMTRAIN_FAULT=memory.kill:3
+  nodes 6 memory.kill:3
   [ "$status" -ne 0 ] || fail "the killed run exited 0"
   expect "memory snapshots every 1 step in .* on 2 nodes"
   for f in part_00000 part_00001 buddy_part_00002 buddy_part_00003; do
@@ -111,7 +111,7 @@ buddy)
   expect "resumed from memory snapshot at step 3 \(2 local, 2 buddy parts"
   expect "done: 6 steps" ;;
 bad)
-  sets+=(--set checkpoint.every_steps=4)
+  sets+=(--set checkpoint.every_steps=4 --set checkpoint.async=false)  # step 4 on disk before the kill
   train 2 8 -x LLMTRAIN_FAULT=memory.kill:5
   [ "$status" -ne 0 ] || fail "the killed run exited 0"
   [ -f "$work/ckpt/step_00000004.h5" ] || fail "no disk checkpoint of step 4"
