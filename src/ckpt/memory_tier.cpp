@@ -147,6 +147,9 @@ double memory_part_bytes(std::int64_t parameters, int world_size) {
 }
 
 MemoryTier::MemoryTier(MPI_Comm comm, std::string dir, std::uint64_t key) : dir_(std::move(dir)), key_(key) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);  // a failure shows at the first write
+  ::chmod(dir_.c_str(), 0700);       // the run's state: for its user only
   MPI_Comm_dup(comm, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);

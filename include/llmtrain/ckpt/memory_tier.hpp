@@ -43,8 +43,9 @@ double memory_part_bytes(std::int64_t parameters, int world_size);
 
 class MemoryTier {
  public:
-  // Collective over comm (duplicates it, groups the ranks into nodes). `key` identifies the run and the
-  // configuration: parts with another key are ignored.
+  // Collective over comm (duplicates it, groups the ranks into nodes; LLMTRAIN_NODE_ID must be set on every
+  // rank or none) and creates dir with mode 0700. `key` identifies the run and the configuration: parts with
+  // another key are ignored.
   MemoryTier(MPI_Comm comm, std::string dir, std::uint64_t key);
   ~MemoryTier();  // waits for the snapshot in flight
   MemoryTier(const MemoryTier&) = delete;
