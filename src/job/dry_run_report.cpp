@@ -59,6 +59,8 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
   if (config.train.precision == "bf16") e.head_copies = 2.0 * 2.0 * double(m.vocab_size) * double(m.d_model);
   if (!config.checkpoint.dir.empty() && config.checkpoint.async)
     e.checkpoint_staging = ckpt::BackgroundWriter::staging_bytes(m.parameter_count(), world_size);
+  if (!config.checkpoint.dir.empty() && config.checkpoint.memory_every_steps > 0)
+    e.memory_snapshot = ckpt::memory_part_bytes(m.parameter_count(), world_size);
   e.state_replicated = 16.0 * static_cast<double>(m.parameter_count());  // fp32 weights + gradients + AdamW m and v
   e.fsdp_state = e.state_replicated / world_size;
   e.fsdp_window = window(world_size);
@@ -101,6 +103,9 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
              memory.head_copies > 0 ? cat(", bf16 head copies ", format_bytes(memory.head_copies)) : std::string(),
              memory.checkpoint_staging > 0
                  ? cat(", checkpoint staging ", format_bytes(memory.checkpoint_staging), " (checkpoint.async)")
+                 : std::string(),
+             memory.memory_snapshot > 0
+                 ? cat(", memory snapshot buffer ", format_bytes(memory.memory_snapshot), " (checkpoint.memory_every_steps)")
                  : std::string(),
              "):\n");
   char header[200];

@@ -83,7 +83,8 @@ void check_memory_dir(const Config& config, const ModelConfig& model, int world_
   if (free_bytes < 0) return;
   const double part = ckpt::memory_part_bytes(model.parameter_count(), world_size);
   const int parts = 2 * local_ranks * (buddies ? 2 : 1);
-  const std::string need = cat("2 generations of ", local_ranks, " ranks' parts", buddies ? " and their buddy copies" : "",
+  const std::string need = cat("2 generations of the parts of ", counted(local_ranks, "rank"),
+                               buddies ? " and their buddy copies" : "",
                                " need ", format_bytes(parts * part), ", ", format_bytes(part), " each");
   if (free_bytes < parts * part)
     result.problems.push_back(cat("checkpoint.memory_dir: ", dir, " has ", format_bytes(free_bytes), " free; ", need,

@@ -147,7 +147,7 @@ room)
   trap 'umount "$work/mnt"' EXIT
   mem_dir=$work/mnt/mem train 2 2
   [ "$status" -ne 0 ] || fail "a memory_dir without room was accepted"
-  expect "checkpoint.memory_dir: .*/mnt/mem has [0-9.]+ [KM]iB free; 2 generations of 2 ranks' parts need [0-9.]+ MiB"
+  expect "checkpoint.memory_dir: .*/mnt/mem has [0-9.]+ [KM]iB free; 2 generations of the parts of 2 ranks need [0-9.]+ MiB"
   expect "checked before the first step"
   grep -q "step 1/" "$work/out" && fail "the run took a step" ;;
 *) fail "unknown case $case_name" ;;
