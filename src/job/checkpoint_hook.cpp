@@ -19,13 +19,16 @@ void CheckpointHook::after_step(train::Trainer& trainer, const train::StepMetric
   cost_ = {};
   // A write that failed in the background ends the job within a step, not at the next checkpoint.
   if (in_flight_) in_flight_ = writes_.settle(false);
-  if (memory_every_ > 0 && trainer.step() % memory_every_ == 0) cost_ = writes_.snapshot();
-  if (every_ <= 0 || trainer.step() % every_ != 0) return;
-  const train::CheckpointCost disk = writes_.save();
-  cost_.blocked_s += disk.blocked_s;
-  cost_.snapshot_s += disk.snapshot_s;
-  last_saved_ = trainer.step();
-  in_flight_ = true;
+  if (every_ > 0 && trainer.step() % every_ == 0) {
+    cost_ = writes_.save();
+    last_saved_ = trainer.step();
+    in_flight_ = true;
+  }
+  if (memory_every_ > 0 && trainer.step() % memory_every_ == 0) {
+    const train::CheckpointCost memory = writes_.snapshot();
+    cost_.blocked_s += memory.blocked_s;
+    cost_.snapshot_s += memory.snapshot_s;
+  }
 }
 
 void CheckpointHook::after_run(train::Trainer& trainer) {

@@ -14,6 +14,9 @@
 #            generation (step 4) wins over the disk checkpoint of the same step; parts of another
 #            configuration (another model.seed, the same checkpoint.dir and memory_dir) are ignored (a fresh
 #            start) and left in place
+#   fsdp     saved under FSDP on 2 ranks (a disk checkpoint and a memory snapshot of step 4), resumed on 3 ranks
+#            from memory and, in a copy, from the disk checkpoint: the final checkpoints are equal, dataset for
+#            dataset (the memory tier's re-slicing onto new shard ranges matches the disk reader's)
 #   room     a memory_dir on a 1 MiB tmpfs: refused at start-up, naming the key, the directory and the need
 set -u
 case_name=$1 mpirun=$2 llmtrain=$3 tool=$4 probe=$5 config=$6 work=$7/$1
@@ -141,6 +144,23 @@ open(path, 'wb').write(data)" "$part" || fail "could not corrupt $part"
   for step in 2 3; do
     [ -f "$work/mem/step_0000000$step/part_00000.bin" ] || fail "the other run's parts of step $step were removed"
   done ;;
+fsdp)
+  sets+=(--set parallel.strategy=fsdp --set checkpoint.every_steps=4 --set checkpoint.async=false)
+  train 2 8 -x LLMTRAIN_FAULT=memory.kill:4
+  [ "$status" -ne 0 ] || fail "the killed run exited 0"
+  [ -f "$work/ckpt/step_00000004.h5" ] || fail "no disk checkpoint of step 4"
+  mkdir -p "$work/disk" && cp "$work/ckpt/step_00000004.h5" "$work/disk/"
+  train 3 8
+  [ "$status" -eq 0 ] || fail "resume from memory: status $status"
+  expect "resumed from memory snapshot at step 4 \(2 local, 0 buddy parts; saved by 2 ranks"
+  sets=(--set parallel.strategy=fsdp --set checkpoint.every_steps=4)
+  run_dir=$work/run_disk ckpt_dir=$work/disk train 3 8
+  [ "$status" -eq 0 ] || fail "resume from disk: status $status"
+  expect "resumed from .*disk/step_00000004\.h5 at step 4"
+  "$tool" inspect "$work/ckpt/step_00000008.h5" | grep '^  /' >"$work/memory.txt"
+  "$tool" inspect "$work/disk/step_00000008.h5" | grep '^  /' >"$work/disk.txt"
+  [ -s "$work/disk.txt" ] && diff "$work/memory.txt" "$work/disk.txt" ||
+    fail "resumed from memory and from disk on 3 ranks, the final checkpoints differ" ;;
 room)
   mkdir -p "$work/mnt"
   mount -t tmpfs -o size=1m tmpfs "$work/mnt" || fail "cannot mount a tmpfs (the test needs root)"
