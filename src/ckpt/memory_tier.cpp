@@ -230,11 +230,7 @@ MemoryTier::Started MemoryTier::snapshot(const Contents& contents) {
       at += n * sizeof(float);
     }
   started.snapshot_s = copying.seconds();
-  done_ = false;
-  thread_ = std::thread([this, step = h.metadata.step] {
-    write_in_background(step);
-    done_ = true;
-  });
+  thread_ = std::thread([this, step = h.metadata.step] { write_in_background(step); });
   return started;
 }
 

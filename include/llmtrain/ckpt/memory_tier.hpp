@@ -17,7 +17,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -103,7 +102,6 @@ class MemoryTier {
   std::vector<char> buffer_;      // the part in flight, in its file layout
   std::int64_t kept_ = -1;        // the previous generation written (kept with the current one)
   std::thread thread_;
-  std::atomic<bool> done_{true};
   std::string failure_;           // of the last background write, for the next snapshot's warning
 };
 
