@@ -1,7 +1,9 @@
 // llmtrain-ckpt: checkpoints from the command line (docs/checkpoints.md).
 //
-//   llmtrain-ckpt list DIR                         checkpoints in DIR, oldest first, LATEST marked, unreadable
-//                                                  (truncated, corrupt) ones marked
+//   llmtrain-ckpt list DIR [--memory MEMDIR]       checkpoints in DIR, oldest first, LATEST marked, unreadable
+//                                                  (truncated, corrupt) ones marked; with --memory, also the
+//                                                  memory tier's generations in MEMDIR (a node's
+//                                                  checkpoint.memory_dir, which a run logs at its start)
 //   llmtrain-ckpt inspect CKPT                     attributes and datasets (type, shape, bytes, checksum)
 //   llmtrain-ckpt verify CKPT                      recomputes every checksum; exit 1 on a mismatch
 //   llmtrain-ckpt loader-state CKPT --output DIR
@@ -27,6 +29,7 @@
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
 #include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/ckpt/memory_tier.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/quoted.hpp"
@@ -42,7 +45,7 @@ namespace {
 using namespace llmtrain;
 
 const char* const kUsage =
-    "usage: llmtrain-ckpt list DIR\n"
+    "usage: llmtrain-ckpt list DIR [--memory MEMDIR]\n"
     "       llmtrain-ckpt inspect CKPT\n"
     "       llmtrain-ckpt verify CKPT\n"
     "       llmtrain-ckpt loader-state CKPT --output DIR\n"
@@ -57,7 +60,7 @@ const char* const kUsage =
     "--seq-len is the run's data.seq_len, checked against a sliding_window (default: max_position_embeddings).\n";
 
 struct Args {
-  std::string command, target, output, format, dtype = "fp32", tokenizer;
+  std::string command, target, output, format, dtype = "fp32", tokenizer, memory;
   std::uint64_t max_shard_bytes = ckpt::ExportOptions{}.max_shard_bytes;
   std::int64_t seq_len = 0;
 };
@@ -83,6 +86,7 @@ Args parse(int argc, char** argv) {
     else if (option == "--format") a.format = value();
     else if (option == "--dtype") a.dtype = value();
     else if (option == "--tokenizer") a.tokenizer = value();
+    else if (option == "--memory") a.memory = value();
     else if (option == "--max-shard-bytes") a.max_shard_bytes = positive(option, value(), "bytes");
     else if (option == "--seq-len") a.seq_len = std::int64_t(positive(option, value(), "tokens"));
     else LLMTRAIN_FAIL("unknown option '", option, "'\n", kUsage);
@@ -113,6 +117,16 @@ int list(const Args& a) {
   std::cout << counted(entries.size() - unusable, "complete checkpoint");
   if (unusable > 0) std::cout << ", " << unusable << " incomplete or corrupt (a resume skips them)";
   std::cout << "\n";
+  if (a.memory.empty()) return 0;
+  // The memory tier: files are counted, not verified (a resume verifies each part's checksum). A generation is
+  // complete when every saving rank's part is on some node: a node's directory holds its ranks' parts and
+  // the buddy copies of the previous node's.
+  LLMTRAIN_CHECK(std::filesystem::is_directory(a.memory), a.memory, ": not a directory (--memory)");
+  const auto generations = ckpt::list_memory_generations(a.memory);
+  for (const auto& g : generations)
+    std::cout << g.step << "\tmemory\t" << g.parts.size() << " parts, " << g.buddy_parts.size() << " buddy parts\t"
+              << g.bytes << " bytes\t" << a.memory << "\n";
+  std::cout << counted(generations.size(), "memory snapshot generation") << " in " << a.memory << "\n";
   return 0;
 }
 

@@ -41,6 +41,13 @@ SectionSchema checkpoint_section() {
            "Write checkpoints in the background: a step copies what it saves into staging memory (3 x 4 bytes per "
            "parameter / ranks) and training goes on while a writer thread writes the file; the next checkpoint, a "
            "stop and the run's end wait for it. false: every rank waits for the whole write.")),
+      bind_member(&C::checkpoint, &CheckpointConfig::memory_every_steps, integer<C>("checkpoint", "memory_every_steps", 0, 0, kMaxInt,
+           "Every N steps, each rank also keeps its part of the state in node-local memory (memory_dir) and a copy "
+           "at a buddy rank on another node; resume = \"auto\" takes it when it is the newest (docs/checkpoints.md). "
+           "Needs a dir; 0: off.")),
+      bind_member(&C::checkpoint, &CheckpointConfig::memory_dir, text<C>("checkpoint", "memory_dir", Kind::OutputPath, "",
+           "Directory of the memory tier on each node (equal within a node); empty: /dev/shm/llmtrain-<key>, the "
+           "key a hash of dir and the settings a resume may not change.")),
   };
   return section;
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "llmtrain/ckpt/background_writer.hpp"
+#include "llmtrain/ckpt/memory_tier.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/job/options.hpp"
@@ -58,6 +59,8 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
   if (config.train.precision == "bf16") e.head_copies = 2.0 * 2.0 * double(m.vocab_size) * double(m.d_model);
   if (!config.checkpoint.dir.empty() && config.checkpoint.async)
     e.checkpoint_staging = ckpt::BackgroundWriter::staging_bytes(m.parameter_count(), world_size);
+  if (!config.checkpoint.dir.empty() && config.checkpoint.memory_every_steps > 0)
+    e.memory_snapshot = ckpt::memory_part_bytes(m.parameter_count(), world_size);
   e.state_replicated = 16.0 * static_cast<double>(m.parameter_count());  // fp32 weights + gradients + AdamW m and v
   e.fsdp_state = e.state_replicated / world_size;
   e.fsdp_window = window(world_size);
@@ -101,6 +104,9 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
              memory.checkpoint_staging > 0
                  ? cat(", checkpoint staging ", format_bytes(memory.checkpoint_staging), " (checkpoint.async)")
                  : std::string(),
+             memory.memory_snapshot > 0
+                 ? cat(", memory snapshot buffer ", format_bytes(memory.memory_snapshot), " (checkpoint.memory_every_steps)")
+                 : std::string(),
              "):\n");
   char header[200];
   std::snprintf(header, sizeof header, "  %-40s %12s %12s %12s\n", "strategy", "state", "window", "total");
@@ -111,6 +117,13 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
   if (memory.hsdp_state > 0)
     memory_row(cat("hsdp: shard groups of ", counted(p.shard_group_size, "rank")), memory.hsdp_state, memory.hsdp_window,
                memory.total("hsdp"));
+  if (config.checkpoint.memory_every_steps > 0 && !config.checkpoint.dir.empty()) {
+    const double part = ckpt::memory_part_bytes(m.parameter_count(), world_size);
+    out += cat("memory tier (checkpoint.memory_every_steps = ", config.checkpoint.memory_every_steps, "): a part of ",
+               format_bytes(part), " per rank (staged in the process, written to checkpoint.memory_dir); the directory "
+               "keeps 2 generations of own and buddy parts: ", format_bytes(4 * part), " per rank, ",
+               format_bytes(4 * part * world_size), " in all (without buddies, on one node: half)\n");
+  }
   out += cat("strategy: ", p.strategy, "\n");
   return out;
 }

@@ -18,8 +18,10 @@ struct MemoryEstimate {
   double activations = 0;                   // what the model allocates for its micro-batches (Model::own_bytes)
   double head_copies = 0;                   // train.precision = "bf16": the head weight packed twice in bf16
   double checkpoint_staging = 0;            // checkpoint.async: this rank's share of weights and moments
+  double memory_snapshot = 0;               // checkpoint.memory_every_steps: the part's buffer (the files in
+                                            // memory_dir are reported apart)
   // What a rank allocates beside the parameter state, whatever the strategy.
-  double beside_state() const { return activations + head_copies + checkpoint_staging; }
+  double beside_state() const { return activations + head_copies + checkpoint_staging + memory_snapshot; }
   double data_parallel() const { return state_replicated + beside_state(); }
   // Everything a rank holds under parallel.strategy = strategy.
   double total(const std::string& strategy) const;

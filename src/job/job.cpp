@@ -11,6 +11,7 @@
 #include "llmtrain/ckpt/background_writer.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
+#include "llmtrain/ckpt/memory_tier.hpp"
 #include "llmtrain/core/comm_progress.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
@@ -28,6 +29,7 @@
 #include "llmtrain/parallel/trace.hpp"
 #include "llmtrain/train/hooks.hpp"
 #include "memory_check.hpp"
+#include "memory_dir.hpp"
 #include "relaunch.hpp"
 #include "resume.hpp"
 #include "storage_check.hpp"
@@ -48,6 +50,7 @@ struct Job::Parts {
   std::optional<optim::AdamW> optimizer;
   std::optional<train::Trainer> trainer;
   std::unique_ptr<ckpt::BackgroundWriter> checkpoint_writer;  // checkpoint.async
+  std::unique_ptr<ckpt::MemoryTier> memory_tier;               // checkpoint.memory_every_steps
   // Hooks, in the order the trainer runs them.
   train::StopAgreement stop_agreement;
   std::unique_ptr<ProvenanceLog> provenance;
@@ -105,6 +108,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   if (peak_flops <= 0) peak_flops = model::measure_gemm_peak(precision);
   p.trainer.emplace(train_options(config, peak_flops), *p.model, *p.store, *p.optimizer, *p.comm);
+  start_memory_tier();
   dist::agree(runtime, [&] {
     resume();
     if (p.resumed_from.empty() && !config.checkpoint.init_from.empty()) initialize_from(config.checkpoint.init_from);
@@ -122,14 +126,26 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     else if (config.checkpoint.async)
       log_warn("checkpoint.async = true needs MPI_THREAD_MULTIPLE, which this MPI library does not provide: "
                "checkpoints are written synchronously");
-    CheckpointWrites writes{[this] {
-                              train::CheckpointCost cost;
-                              save_checkpoint(&cost);
-                              return cost;
-                            },
-                            [this](bool wait) { return settle_checkpoint(wait); }};
+    CheckpointWrites writes;
+    writes.save = [this] {
+      train::CheckpointCost cost;
+      save_checkpoint(&cost);
+      return cost;
+    };
+    writes.settle = [this](bool wait) { return settle_checkpoint(wait); };
+    if (p.memory_tier) {
+      writes.snapshot = [this] {
+        const auto started = parts_->memory_tier->snapshot(checkpoint_contents(false));
+        return train::CheckpointCost{started.blocked_s, started.snapshot_s};
+      };
+      // A run that reached its steps and saved its final checkpoint needs no memory snapshot; a failure keeps them.
+      writes.finished = [this](train::Trainer& trainer) {
+        if (!trainer.stopped_by_signal() && trainer.step() >= parts_->config.train.steps) parts_->memory_tier->remove_all();
+      };
+    }
     p.checkpoints = std::make_unique<CheckpointHook>(std::move(writes), config.checkpoint.every_steps,
-                                                     config.checkpoint.on_stop, p.trainer->step());
+                                                     config.checkpoint.memory_every_steps, config.checkpoint.on_stop,
+                                                     p.trainer->step());
     p.trainer->add_hook(*p.checkpoints);
   }
   if (runtime.rank() == 0) p.metrics_log = std::make_unique<train::MetricsLog>(config.train.run_dir);
@@ -239,14 +255,9 @@ void log_written(const std::string& path, std::uint64_t bytes, double seconds, c
 
 }  // namespace
 
-std::string Job::save_checkpoint(train::CheckpointCost* cost) {
+ckpt::Contents Job::checkpoint_contents(bool every_loader) {
   Parts& p = *parts_;
   const Config& c = p.config;
-  LLMTRAIN_CHECK(!c.checkpoint.dir.empty(), "save_checkpoint: checkpoint.dir is not set");
-  const Stopwatch watch;
-  // One write in flight: a snapshot waits for the previous write, and its failure ends the job here.
-  const double waited = p.checkpoint_writer ? p.checkpoint_writer->wait() : 0.0;
-  if (p.checkpoint_writer) dist::agree(p.runtime, [&] { p.checkpoint_writer->rethrow_failure(); });
   ckpt::Contents contents;
   ckpt::Metadata& m = contents.metadata;
   m.step = p.trainer->step();
@@ -261,8 +272,21 @@ std::string Job::save_checkpoint(train::CheckpointCost* cost) {
   contents.first_moments = &p.optimizer->first_moments();
   contents.second_moments = &p.optimizer->second_moments();
   contents.optimizer_step = p.optimizer->steps_taken();
-  contents.train_loader = loader_states();
+  contents.train_loader = every_loader ? loader_states() : std::vector<std::string>{p.train_loader->state()};
   contents.rng = {std::uint64_t(c.model.seed), std::uint64_t(c.data.seed)};
+  return contents;
+}
+
+std::string Job::save_checkpoint(train::CheckpointCost* cost) {
+  Parts& p = *parts_;
+  const Config& c = p.config;
+  LLMTRAIN_CHECK(!c.checkpoint.dir.empty(), "save_checkpoint: checkpoint.dir is not set");
+  const Stopwatch watch;
+  // One write in flight: a snapshot waits for the previous write, and its failure ends the job here.
+  const double waited = p.checkpoint_writer ? p.checkpoint_writer->wait() : 0.0;
+  if (p.checkpoint_writer) dist::agree(p.runtime, [&] { p.checkpoint_writer->rethrow_failure(); });
+  const ckpt::Contents contents = checkpoint_contents(true);
+  const ckpt::Metadata& m = contents.metadata;
   const std::string path = ckpt::checkpoint_path(c.checkpoint.dir, m.step);
   const ckpt::WriteOptions options{c.checkpoint.alignment, c.checkpoint.file_locking, c.checkpoint.timeout_s};
   if (p.checkpoint_writer) {
@@ -297,37 +321,82 @@ void Job::restore_checkpoint(const std::string& path) {
   Parts& p = *parts_;
   ckpt::Reader reader(path, p.runtime.comm());
   const ckpt::Metadata& m = reader.metadata();
-  LLMTRAIN_CHECK(m.tokenizer_fingerprint == p.encoder->fingerprint(), path,
-                 ": written with another tokenizer (fingerprint ", m.tokenizer_fingerprint, "; ", p.config.tokenizer.path,
-                 " has ", p.encoder->fingerprint(), ")");
-  const std::string current = to_toml(p.config);
-  const auto conflicts = resume_conflicts(m.config, current);
-  if (!conflicts.empty()) {
-    std::string list;
-    for (const auto& c : conflicts) list += "\n  " + c;
-    LLMTRAIN_FAIL(path, ": cannot resume with these settings changed (docs/checkpoints.md lists those that may):", list);
-  }
+  check_resumable(path, m);
   reader.read_units("model", p.store->param_shards(), "");
   reader.read_units("optim", p.optimizer->first_moments(), "m");
   reader.read_units("optim", p.optimizer->second_moments(), "v");
   p.optimizer->restore_steps_taken(reader.optimizer_step());
-  const std::vector<std::string> states = reader.loader_states();
-  LLMTRAIN_CHECK(!states.empty(), path, ": no training loader state");
+  continue_from(path, m, reader.loader_states());
+  log_info("resumed from ", path, " at step ", m.step, " (saved by ", counted(m.world_size, "rank"), ", ", m.strategy, ", ",
+           m.tokens_seen, " tokens seen)");
+  warn_batch_change(m);
+}
+
+void Job::check_resumable(const std::string& what, const ckpt::Metadata& m) {
+  Parts& p = *parts_;
+  LLMTRAIN_CHECK(m.tokenizer_fingerprint == p.encoder->fingerprint(), what,
+                 ": written with another tokenizer (fingerprint ", m.tokenizer_fingerprint, "; ", p.config.tokenizer.path,
+                 " has ", p.encoder->fingerprint(), ")");
+  const auto conflicts = resume_conflicts(m.config, to_toml(p.config));
+  if (!conflicts.empty()) {
+    std::string list;
+    for (const auto& c : conflicts) list += "\n  " + c;
+    LLMTRAIN_FAIL(what, ": cannot resume with these settings changed (docs/checkpoints.md lists those that may):", list);
+  }
+}
+
+void Job::continue_from(const std::string& what, const ckpt::Metadata& m, const std::vector<std::string>& states) {
+  Parts& p = *parts_;
+  LLMTRAIN_CHECK(!states.empty(), what, ": no training loader state");
   try {
     restore_loader(states);
   } catch (const Error& e) {
-    LLMTRAIN_FAIL(path, ": the loader cannot continue from this checkpoint: ", e.what());
+    LLMTRAIN_FAIL(what, ": the loader cannot continue from this checkpoint: ", e.what());
   }
   p.trainer->resume_at(m.step, m.tokens_seen);
-  p.resumed_from = path;
+  p.resumed_from = what;
+  if (p.memory_tier) p.memory_tier->resumed_at(m.step);
   dist::agree(p.runtime, [&] {
     if (p.runtime.rank() == 0) trim_provenance(p.config.train.run_dir, m.step);
   });
-  log_info("resumed from ", path, " at step ", m.step, " (saved by ", counted(m.world_size, "rank"), ", ", m.strategy, ", ",
-           m.tokens_seen, " tokens seen)");
-  if (const auto change = global_batch_change(m.config, m.world_size, current, p.runtime.size());
-      !change.empty())
+}
+
+void Job::warn_batch_change(const ckpt::Metadata& m) {
+  Parts& p = *parts_;
+  if (const auto change = global_batch_change(m.config, m.world_size, to_toml(p.config), p.runtime.size()); !change.empty())
     log_warn(change);
+}
+
+void Job::start_memory_tier() {
+  Parts& p = *parts_;
+  const CheckpointConfig& c = p.config.checkpoint;
+  if (c.memory_every_steps <= 0) return;
+  if (c.dir.empty())
+    return log_warn("checkpoint.memory_every_steps = ", c.memory_every_steps, " needs a checkpoint.dir: no memory snapshots");
+  if (!p.runtime.thread_multiple())
+    return log_warn("checkpoint.memory_every_steps needs MPI_THREAD_MULTIPLE, which this MPI library does not provide: "
+                    "no memory snapshots");
+  p.memory_tier = std::make_unique<ckpt::MemoryTier>(p.runtime.comm(), memory_dir(p.config), memory_key(p.config));
+  log_info("memory snapshots every ", counted(c.memory_every_steps, "step"), " in ", p.memory_tier->dir(), " on ",
+           counted(p.memory_tier->node_count(), "node"));
+  if (p.memory_tier->node_count() == 1)
+    log_warn("checkpoint.memory_every_steps: all ranks are on one node, so memory snapshots have no buddy copy on "
+             "another node (they survive a lost rank, not a lost node)");
+}
+
+void Job::restore_memory(const ckpt::MemoryTier::Found& found) {
+  Parts& p = *parts_;
+  ckpt::Contents contents;
+  p.memory_tier->restore(found, contents, p.store->param_shards(), p.optimizer->first_moments(),
+                         p.optimizer->second_moments());
+  const ckpt::Metadata& m = contents.metadata;
+  const std::string what = cat(p.memory_tier->dir(), " (memory snapshot at step ", m.step, ")");
+  check_resumable(what, m);
+  p.optimizer->restore_steps_taken(contents.optimizer_step);
+  continue_from(what, m, contents.train_loader);
+  log_info("resumed from memory snapshot at step ", m.step, " (", found.local_parts, " local, ", found.buddy_parts,
+           " buddy parts; saved by ", counted(m.world_size, "rank"), ", ", m.tokens_seen, " tokens seen)");
+  warn_batch_change(m);
 }
 
 const std::string& Job::resumed_from() const { return parts_->resumed_from; }
@@ -360,13 +429,21 @@ void Job::resume() {
   // Rank 0's listing for everyone: a file system may show a file to some ranks sooner than to others.
   std::string listing;
   if (parts_->runtime.rank() == 0)
-    for (const auto& e : ckpt::list_checkpoints(c.dir)) listing += e.path + "\n";
+    for (const auto& e : ckpt::list_checkpoints(c.dir)) listing += cat(e.step, " ", e.path, "\n");
   listing = dist::all_gather_bytes(parts_->runtime, listing)[0];
   std::vector<std::string> candidates;
-  for (std::size_t a = 0, b; (b = listing.find('\n', a)) != std::string::npos; a = b + 1)
-    candidates.push_back(listing.substr(a, b - a));
+  std::vector<std::int64_t> steps;
+  for (std::size_t a = 0, b; (b = listing.find('\n', a)) != std::string::npos; a = b + 1) {
+    const std::size_t space = listing.find(' ', a);
+    steps.push_back(std::stoll(listing.substr(a, space - a)));
+    candidates.push_back(listing.substr(space + 1, b - space - 1));
+  }
+  // The memory tier's newest complete generation wins over disk checkpoints of the same or earlier steps.
+  ckpt::MemoryTier::Found memory;
+  if (parts_->memory_tier) memory = parts_->memory_tier->find();
   std::string reasons;
   for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+    if (memory.step >= 0 && steps[std::size_t(candidates.rend() - it) - 1] <= memory.step) break;
     try {
       ckpt::Reader(*it, parts_->runtime.comm()).verify();  // the same error on every rank, or none
     } catch (const Error& e) {
@@ -376,6 +453,7 @@ void Job::resume() {
     }
     return restore_checkpoint(*it);
   }
+  if (memory.step >= 0) return restore_memory(memory);
   LLMTRAIN_CHECK(candidates.empty(), c.dir, ": no checkpoint there verifies (checkpoint.resume = \"auto\"; move them "
                  "away or set checkpoint.resume = \"never\" to start afresh):", reasons);
 }

@@ -71,6 +71,8 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
     else
       check_checkpoint_dir(config, config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len),
                            CheckpointRoom::kept, result);
+    check_memory_dir(config, config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len), runtime.size(),
+                     runtime.local_size(), buddies_expected(runtime), result);
   }
   const CheckResult net = check_network(runtime, kConnectTimeoutMs);
   result.problems.insert(result.problems.end(), net.problems.begin(), net.problems.end());

@@ -71,6 +71,13 @@ bool may_change_at_resume(const std::string& key) {
   return key.rfind("data.datasets[", 0) == 0 && key.size() > 5 && key.compare(key.size() - 5, 5, ".path") == 0;
 }
 
+std::string fixed_settings(const std::string& toml) {
+  std::string out;
+  for (const auto& [key, value] : settings(toml))
+    if (!may_change_at_resume(key)) out += key + " = " + value + "\n";
+  return out;
+}
+
 std::vector<std::string> resume_conflicts(const std::string& saved_toml, const std::string& current_toml) {
   const auto saved = settings(saved_toml), current = settings(current_toml);
   std::vector<std::string> out;

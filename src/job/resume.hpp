@@ -12,6 +12,10 @@ namespace llmtrain::job {
 // threads, and input paths (the loader and the tokenizer fingerprint check the contents instead).
 bool may_change_at_resume(const std::string& key);
 
+// The settings that may not change at a resume, one "key = value" line each in key order (the memory tier's
+// key, memory_dir.hpp).
+std::string fixed_settings(const std::string& toml);
+
 // "key: checkpoint has A, this run has B" for every other setting that differs between two resolved
 // configurations (to_toml text; datasets keyed "data.datasets[i].key"). A setting the checkpoint does not
 // have (written before the setting existed) is no conflict while this run leaves it at its default.

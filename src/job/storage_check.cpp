@@ -7,17 +7,24 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "dry_run_report.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
+#include "llmtrain/ckpt/memory_tier.hpp"
 #include "llmtrain/core/counted.hpp"
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/log.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
+#include "memory_dir.hpp"
 
 namespace llmtrain::job {
+
+bool buddies_expected(const dist::Runtime& runtime) {
+  return runtime.node_count() > 1 || std::getenv("LLMTRAIN_NODE_ID") != nullptr;
+}
 
 double check_writable_dir(const char* key, const std::string& dir, CheckResult& result) {
   std::error_code ec;
@@ -68,12 +75,32 @@ void check_checkpoint_dir(const Config& config, const ModelConfig& model, Checkp
     result.notes.push_back(cat("checkpoint.dir: ", c.dir, " writable, ", format_bytes(free_bytes), " free; ", need));
 }
 
+void check_memory_dir(const Config& config, const ModelConfig& model, int world_size, int local_ranks, bool buddies,
+                      CheckResult& result) {
+  if (config.checkpoint.memory_every_steps <= 0 || config.checkpoint.dir.empty()) return;
+  const std::string dir = memory_dir(config);
+  const double free_bytes = check_writable_dir("checkpoint.memory_dir", dir, result);
+  if (free_bytes < 0) return;
+  const double part = ckpt::memory_part_bytes(model.parameter_count(), world_size);
+  const int parts = 2 * local_ranks * (buddies ? 2 : 1);
+  const std::string need = cat("2 generations of the parts of ", counted(local_ranks, "rank"),
+                               buddies ? " and their buddy copies" : "",
+                               " need ", format_bytes(parts * part), ", ", format_bytes(part), " each");
+  if (free_bytes < parts * part)
+    result.problems.push_back(cat("checkpoint.memory_dir: ", dir, " has ", format_bytes(free_bytes), " free; ", need,
+                                  " (set checkpoint.memory_dir to a larger memory file system, make /dev/shm larger, "
+                                  "e.g. docker --shm-size, or set checkpoint.memory_every_steps = 0)"));
+  else
+    result.notes.push_back(cat("checkpoint.memory_dir: ", dir, " writable, ", format_bytes(free_bytes), " free; ", need));
+}
+
 void check_run_directories(const Config& config, const ModelConfig& model, const dist::Runtime& runtime) {
   CheckResult result;
   dist::agree(runtime, [&] {
     if (runtime.local_rank() != 0) return;
     if (!config.train.run_dir.empty()) check_writable_dir("train.run_dir", config.train.run_dir, result);
     if (!config.checkpoint.dir.empty()) check_checkpoint_dir(config, model, CheckpointRoom::one, result);
+    check_memory_dir(config, model, runtime.size(), runtime.local_size(), buddies_expected(runtime), result);
     if (result.problems.empty()) return;
     std::string problems;
     for (const auto& p : result.problems) problems += cat(problems.empty() ? "" : "\n", p);

@@ -18,6 +18,10 @@ namespace llmtrain::job {
 // the file system's free bytes, or -1 after recording the problem (naming the key, the path and the reason).
 double check_writable_dir(const char* key, const std::string& dir, CheckResult& result);
 
+// Whether the memory tier will have buddy copies: more than one node, or LLMTRAIN_NODE_ID set (which may
+// group the ranks of one machine into several nodes).
+bool buddies_expected(const dist::Runtime& runtime);
+
 // How much room checkpoint.dir must have.
 enum class CheckpointRoom {
   kept,  // every checkpoint that exists at once (keep_last + 1, or all this run writes): the preflight's rule
@@ -27,6 +31,12 @@ enum class CheckpointRoom {
 // checkpoint.dir writable, with room for checkpoints of `model` as `room` says (sized as the writer sizes
 // them). A problem names the key, the directory, the free and the needed space.
 void check_checkpoint_dir(const Config& config, const ModelConfig& model, CheckpointRoom room, CheckResult& result);
+
+// checkpoint.memory_dir (when checkpoint.memory_every_steps is on): writable, with room for two generations
+// of the parts of this node's `local_ranks` ranks and, with `buddies`, their buddy copies (ckpt/memory_tier.hpp).
+// Too little room is a problem: /dev/shm is often 64 MiB in containers.
+void check_memory_dir(const Config& config, const ModelConfig& model, int world_size, int local_ranks, bool buddies,
+                      CheckResult& result);
 
 // Collective, a run's start-up check: on one rank per node, train.run_dir writable and checkpoint.dir (when
 // set) writable with room for one checkpoint. Throws the problems (every rank, through dist::agree's rule);

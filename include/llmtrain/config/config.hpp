@@ -99,6 +99,8 @@ struct CheckpointConfig {
   bool file_locking;
   double timeout_s;
   bool async;  // write in the background from a snapshot (ckpt/background_writer.hpp)
+  std::int64_t memory_every_steps;  // the memory tier (ckpt/memory_tier.hpp); 0: off
+  std::string memory_dir;           // "": under /dev/shm, keyed by the run (job::memory_dir)
 };
 
 struct LogConfig {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "llmtrain/ckpt/memory_tier.hpp"
 #include "llmtrain/config/config.hpp"
 #include "llmtrain/dist/runtime.hpp"
 #include "llmtrain/train/trainer.hpp"
@@ -63,15 +64,28 @@ class Job {
   // whose settings differ where they may not (docs/checkpoints.md). The constructor already applied
   // checkpoint.resume; this is for a caller that picks the file itself.
   void restore_checkpoint(const std::string& path);
-  // The checkpoint this job continued from ("" for a fresh start).
+  // The checkpoint this job continued from ("" for a fresh start; "<memory_dir> (memory snapshot at step N)"
+  // for the memory tier).
   const std::string& resumed_from() const;
 
  private:
-  // checkpoint.resume: "auto" picks the newest checkpoint in checkpoint.dir that verifies.
+  // checkpoint.resume: "auto" picks the newest checkpoint in checkpoint.dir that verifies, or the memory
+  // tier's newest complete generation when it is as new.
   void resume();
   // checkpoint.init_from, when resume() restored nothing: the parameters only, from a checkpoint of the same
   // [model] settings and tokenizer; optimizer, schedule and loader stay fresh.
   void initialize_from(const std::string& path);
+  // What a checkpoint or memory snapshot of the current step holds (every rank's loader state, or this
+  // rank's only).
+  ckpt::Contents checkpoint_contents(bool every_loader);
+  // Shared by disk and memory restores: refuses another tokenizer or changed settings; continues the loader,
+  // trainer and provenance; warns of a global batch change.
+  void check_resumable(const std::string& what, const ckpt::Metadata& m);
+  void continue_from(const std::string& what, const ckpt::Metadata& m, const std::vector<std::string>& states);
+  void warn_batch_change(const ckpt::Metadata& m);
+  // checkpoint.memory_every_steps: the memory tier, before resume() looks into it.
+  void start_memory_tier();
+  void restore_memory(const ckpt::MemoryTier::Found& found);
 
   struct Parts;
   std::unique_ptr<Parts> parts_;
