@@ -91,6 +91,7 @@ echo "attempts (resumed from step, ranks):" $segments
 # continued from that step's checkpoint on the next count; mpirun on this host (the bits do not depend on
 # where a rank runs). Each segment keeps its checkpoint at the step where the next one starts (keep_every).
 ref=$work/reference
+mkdir -p "$ref"
 prev_ranks="" chain=() 
 while read -r from ranks; do
   [ "$ranks" = "$prev_ranks" ] && continue
