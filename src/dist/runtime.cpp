@@ -19,8 +19,9 @@ void throw_mpi_error(const char* call, int status, const char* file, int line) {
 
 Runtime::Runtime(int& argc, char**& argv) {
   int provided = 0;
-  // MULTIPLE costs the training's collectives nothing measurable with Open MPI 4.1 (perf/RESULTS.md,
-  // "MPI thread level"), so it is asked for whatever the configuration says.
+  // Asked for whatever the configuration says (it is read after MPI starts). With Open MPI 4.1 it costs small
+  // messages and all-gathers nothing measurable; a 16 MiB MPI_Allreduce, which training does not use, about
+  // 13 % (perf/RESULTS.md, "Asynchronous checkpoints and MPI_THREAD_MULTIPLE").
   LLMTRAIN_MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
   LLMTRAIN_CHECK(provided >= MPI_THREAD_FUNNELED, "the MPI library provides thread level ", provided,
                  ", llmtrain needs MPI_THREAD_FUNNELED");
