@@ -5,22 +5,15 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <toml++/toml.h>
 
 #include "llmtrain/ckpt/export.hpp"
+#include "llmtrain/ckpt/saved_model.hpp"
 #include "llmtrain/core/bf16.hpp"
 #include "llmtrain/core/error.hpp"
 #include "hf_names.hpp"
 
 namespace llmtrain::ckpt {
 namespace {
-
-template <typename T>
-T model_setting(const toml::table& config, const char* key, const std::string& path) {
-  const auto value = config["model"][key].value<T>();
-  LLMTRAIN_CHECK(value.has_value(), path, ": the saved configuration has no model.", key);
-  return *value;
-}
 
 using Tensors = std::map<std::string, std::pair<std::vector<std::uint64_t>, std::vector<float>>>;
 
@@ -86,12 +79,8 @@ bool write_json(const std::string& file, const nlohmann::ordered_json& value) {
 
 ExportResult export_safetensors(Reader& reader, const ExportOptions& options) {
   const std::string& path = reader.path();
-  toml::table config;
-  try {
-    config = toml::parse(reader.metadata().config);
-  } catch (const toml::parse_error& e) {
-    LLMTRAIN_FAIL(path, ": the saved configuration does not parse: ", e.description());
-  }
+  // The model as the run built it (every setting this version applies, or an error naming one it cannot).
+  const ModelConfig m = saved_model_config(reader);
   // Tensors in name order (safetensors readers do not care; a fixed order makes the file reproducible).
   Tensors tensors;
   for (const auto& d : reader.datasets()) {
@@ -107,8 +96,6 @@ ExportResult export_safetensors(Reader& reader, const ExportOptions& options) {
   const auto& embed = tensors["model.embed_tokens.weight"].first;
   std::int64_t layers = 0;
   while (tensors.count("model.layers." + std::to_string(layers) + ".input_layernorm.weight")) ++layers;
-  const auto n_heads = model_setting<std::int64_t>(config, "n_heads", path);
-  const auto n_kv = model_setting<std::int64_t>(config, "n_kv_heads", path);
   nlohmann::ordered_json hf_config = {
       {"architectures", {"LlamaForCausalLM"}},
       {"model_type", "llama"},
@@ -116,41 +103,34 @@ ExportResult export_safetensors(Reader& reader, const ExportOptions& options) {
       {"hidden_size", embed[1]},
       {"intermediate_size", tensors["model.layers.0.mlp.gate_proj.weight"].first.at(0)},
       {"num_hidden_layers", layers},
-      {"num_attention_heads", n_heads},
-      {"num_key_value_heads", n_kv == 0 ? n_heads : n_kv},
+      {"num_attention_heads", m.n_heads},
+      {"num_key_value_heads", m.n_kv_heads},
       {"hidden_act", "silu"},
-      {"rms_norm_eps", model_setting<double>(config, "norm_eps", path)},
-      {"rope_theta", model_setting<double>(config, "rope_theta", path)},
-      {"max_position_embeddings", config["model"]["max_position_embeddings"].value_or(std::int64_t(0)) > 0
-                                      ? *config["model"]["max_position_embeddings"].value<std::int64_t>()
-                                      : config["data"]["seq_len"].value<std::int64_t>().value_or(2048)},
+      {"rms_norm_eps", m.norm_eps},
+      {"rope_theta", m.rope_theta},
+      {"max_position_embeddings", m.max_position_embeddings > 0 ? m.max_position_embeddings : m.max_seq_len},
       {"tie_word_embeddings", !tensors.count("lm_head.weight")},
       {"attention_bias", false},
       {"mlp_bias", false},
       {"torch_dtype", options.bf16 ? "bfloat16" : "float32"}};
   // Settings beyond Llama's: Granite's four scalings make the export a GraniteForCausalLM, and Llama 3's rotary
   // remapping is written as transformers 4 wrote it (rope_scaling), which transformers 5 reads too.
-  const double embedding = config["model"]["embedding_multiplier"].value_or(1.0);
-  const double residual = config["model"]["residual_multiplier"].value_or(1.0);
-  const double attention = config["model"]["attention_multiplier"].value_or(0.0);
-  const double logits = config["model"]["logits_scaling"].value_or(1.0);
-  if (embedding != 1.0 || residual != 1.0 || attention != 0.0 || logits != 1.0) {
+  if (m.embedding_multiplier != 1.0 || m.residual_multiplier != 1.0 || m.attention_multiplier != 0.0 ||
+      m.logits_scaling != 1.0) {
     hf_config["architectures"] = {"GraniteForCausalLM"};
     hf_config["model_type"] = "granite";
-    hf_config["embedding_multiplier"] = embedding;
-    hf_config["residual_multiplier"] = residual;
+    hf_config["embedding_multiplier"] = m.embedding_multiplier;
+    hf_config["residual_multiplier"] = m.residual_multiplier;
     hf_config["attention_multiplier"] =
-        attention > 0 ? attention : 1.0 / std::sqrt(double(embed[1]) / double(n_heads));
-    hf_config["logits_scaling"] = logits;
+        m.attention_multiplier > 0 ? m.attention_multiplier : 1.0 / std::sqrt(double(m.head_dim()));
+    hf_config["logits_scaling"] = m.logits_scaling;
   }
-  if (config["model"]["rope_type"].value_or(std::string("default")) == "llama3")
-    hf_config["rope_scaling"] = {
-        {"rope_type", "llama3"},
-        {"factor", model_setting<double>(config, "rope_factor", path)},
-        {"low_freq_factor", model_setting<double>(config, "rope_low_freq_factor", path)},
-        {"high_freq_factor", model_setting<double>(config, "rope_high_freq_factor", path)},
-        {"original_max_position_embeddings",
-         model_setting<std::int64_t>(config, "rope_original_max_position_embeddings", path)}};
+  if (m.rope_type == "llama3")
+    hf_config["rope_scaling"] = {{"rope_type", "llama3"},
+                                 {"factor", m.rope_factor},
+                                 {"low_freq_factor", m.rope_low_freq_factor},
+                                 {"high_freq_factor", m.rope_high_freq_factor},
+                                 {"original_max_position_embeddings", m.rope_original_max_position_embeddings}};
 
   const std::size_t element = options.bf16 ? 2 : 4;
   std::vector<std::vector<std::string>> shards = shard(tensors, element, options.max_shard_bytes);
