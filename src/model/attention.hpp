@@ -16,17 +16,11 @@
 
 #include <cstdint>
 
+#include "attention_shape.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/model/gemm.hpp"
 
 namespace llmtrain::model {
-
-struct AttentionShape {
-  std::int64_t batch = 0, seq_len = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
-  std::int64_t tile = 128;  // query and key tile length
-  double scale = 0;         // the softmax scale of q.k (Granite's attention_multiplier); 0: 1 / sqrt(head_dim)
-  std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
-};
 
 // The model's attention over batch rows of seq positions (a decoder's step: seq 1), in tiles of up to 128.
 AttentionShape attention_shape(const ModelConfig& config, std::int64_t batch, std::int64_t seq);

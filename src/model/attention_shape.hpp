@@ -1,0 +1,17 @@
+// The shape of one attention call (batch rows of seq_len positions, grouped-query heads, tile, softmax scale),
+// free of Kokkos so that the host tiles (attention.hpp) and the device kernels (cuda/attention_kernels.hpp)
+// share it.
+#pragma once
+
+#include <cstdint>
+
+namespace llmtrain::model {
+
+struct AttentionShape {
+  std::int64_t batch = 0, seq_len = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  std::int64_t tile = 128;  // query and key tile length (host tiles; the device kernels choose their own)
+  double scale = 0;         // the softmax scale of q.k (Granite's attention_multiplier); 0: 1 / sqrt(head_dim)
+  std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
+};
+
+}  // namespace llmtrain::model
