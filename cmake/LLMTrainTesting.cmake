@@ -62,3 +62,24 @@ function(llmtrain_command_test name)
   set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT 300
                        ENVIRONMENT "${LLMTRAIN_MPI_ENV};LLMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endfunction()
+
+# llmtrain_gpu_test(NAME SOURCES <files> LIBS <targets> [TIMEOUT s]): a GoogleTest program of device checks,
+# labelled `gpu` and registered in every build. Its main (tests/gpu_test_main.cpp) exits 77, which ctest
+# reports as skipped, where no CUDA device is visible; a build without CUDA compiles none of its sources,
+# only a program that says so and exits 77 (tests/gpu_test_absent.cpp).
+function(llmtrain_gpu_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  if(LLMTRAIN_ENABLE_CUDA)
+    add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/gpu_test_main.cpp)
+    target_link_libraries(${name} PRIVATE ${ARG_LIBS} CUDA::cudart GTest::gtest llmtrain_warnings)
+  else()
+    add_executable(${name} ${PROJECT_SOURCE_DIR}/tests/gpu_test_absent.cpp)
+  endif()
+  target_compile_definitions(${name} PRIVATE LLMTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS gpu TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77
+                       ENVIRONMENT "LLMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()
