@@ -256,9 +256,5 @@ int run(int argc, char** argv, dist::Runtime& runtime) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
-  return dist::run_spmd(argc, argv, [&](dist::Runtime& runtime) { return run(argc, argv, runtime); });
+  return dist::run_spmd_tool(argc, argv, kUsage, [&](dist::Runtime& runtime) { return run(argc, argv, runtime); });
 }

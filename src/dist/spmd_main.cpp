@@ -41,6 +41,14 @@ void agree(const Runtime& runtime, const std::function<void()>& step) {
   throw JobWideError(message, runtime.rank() == first_failure);
 }
 
+int run_spmd_tool(int& argc, char**& argv, const char* usage, const std::function<int(Runtime&)>& body) {
+  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  return run_spmd(argc, argv, body);
+}
+
 int run_spmd(int& argc, char**& argv, const std::function<int(Runtime&)>& body) {
   // Messages start with the program's own name (llmtrain, llmtrain-ckpt, ...), as the user typed it.
   const std::string program = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "llmtrain";

@@ -15,6 +15,9 @@ namespace llmtrain::dist {
 
 // Runs body(runtime) on every rank; returns the process exit status.
 int run_spmd(int& argc, char**& argv, const std::function<int(Runtime&)>& body);
+// The main() of a tool whose only option before MPI starts is help: with -h or --help first, prints `usage`
+// and returns 0 without starting MPI; else run_spmd(argc, argv, body).
+int run_spmd_tool(int& argc, char**& argv, const char* usage, const std::function<int(Runtime&)>& body);
 
 // Collective: runs step() on every rank; if it throws on any rank, every rank throws the message of the
 // lowest failing rank (as a job-wide error that run_spmd prints once). All ranks must call it together.
