@@ -72,13 +72,23 @@ ReturnToService=2
 JobRequeue=1
 SchedulerParameters=sched_interval=1
 KillWait=10
-NodeName=${nodes[0]} NodeAddr=${NETNS_SUBNET}.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
-NodeName=${nodes[1]} NodeAddr=${NETNS_SUBNET}.2 CPUs=$cpus RealMemory=$mem State=UNKNOWN
+# Two GPUs a node, stand-ins (gres.conf): the job scripts' --gpus-per-task is scheduled as on a GPU cluster,
+# and the ranks run train.device = "cpu".
+GresTypes=gpu
+NodeName=${nodes[0]} NodeAddr=${NETNS_SUBNET}.1 CPUs=$cpus RealMemory=$mem Gres=gpu:2 State=UNKNOWN
+NodeName=${nodes[1]} NodeAddr=${NETNS_SUBNET}.2 CPUs=$cpus RealMemory=$mem Gres=gpu:2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
   # slurmd loads a cgroup plugin even with proctrack/linuxproc; autodetection fails on a machine without
   # systemd's cgroup layout, so name the v1 hierarchy this machine mounts.
   echo "CgroupPlugin=cgroup/v1" >"$dir/etc/cgroup.conf"
+  # Slurm ignores a GPU without File= (the node turns "inval") and wants a character device there: copies of
+  # /dev/null (1,3) stand in for /dev/nvidia0-1 (nothing opens them: task/none), and a task's index among
+  # them becomes its CUDA_VISIBLE_DEVICES.
+  mkdir -p "$dir/gpu-files"
+  local i
+  for i in 0 1; do [ -c "$dir/gpu-files/nvidia$i" ] || mknod "$dir/gpu-files/nvidia$i" c 1 3; done
+  echo "Name=gpu File=$dir/gpu-files/nvidia[0-1]" >"$dir/etc/gres.conf"
 }
 
 up() {
@@ -100,9 +110,10 @@ up() {
     # Each slurmd gets its own copy of the configuration directory, for its own PMIx temporary directory
     # (two PMIx servers on one machine would otherwise share one and collide).
     mkdir -p "$dir/$n/spool" "$dir/$n/etc" "$dir/$n/pmix"
-    cp "$conf" "$dir/etc/cgroup.conf" "$dir/$n/etc/"
+    cp "$conf" "$dir/etc/cgroup.conf" "$dir/etc/gres.conf" "$dir/$n/etc/"
     echo "PMIxCliTmpDirBase=$dir/$n/pmix" >"$dir/$n/etc/mpi.conf"
-    bash "$netns" exec "$i" slurmd -N "$n" -f "$dir/$n/etc/slurm.conf" ||
+    # SLURM_CONF too: slurmd finds gres.conf beside the slurm.conf it was given only through it.
+    SLURM_CONF=$dir/$n/etc/slurm.conf bash "$netns" exec "$i" slurmd -N "$n" -f "$dir/$n/etc/slurm.conf" ||
       cannot "slurmd $n does not start (see $dir/$n/slurmd.log)"
   done
   trap - ERR

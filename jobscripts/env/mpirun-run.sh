@@ -28,14 +28,14 @@ mpirun_run() {
   # Open MPI's daemons on remote nodes do not inherit this shell's environment: pass every OMPI_MCA_*
   # setting as --mca (daemons and ranks) and the others with -x (ranks).
   # --quiet: no Open MPI banners under llmtrain's one-line errors (the exit status is kept).
-  local common=(--quiet
-                # ppn ranks per node, each bound to its own `cores` cores, consecutive ranks on one node.
-                --map-by "ppr:$ppn:node:PE=$cores" --bind-to core --rank-by core)
+  # ppn ranks per node, consecutive ranks on one node; each binds itself to `cores` cores nearest its GPU
+  # (bind-rank.sh), so mpirun binds none.
+  local common=(--quiet --map-by "ppr:$ppn:node" --bind-to none --rank-by core -x LLMTRAIN_CORES_PER_RANK="$cores")
   local v
   for v in ${!OMPI_MCA_@}; do common+=(--mca "${v#OMPI_MCA_}" "${!v}"); done
   for v in ${!NCCL_@} ${!UCX_@} OMP_NUM_THREADS HDF5_USE_FILE_LOCKING; do common+=(-x "$v"); done
   local args=("$config" "$@" --set "train.run_dir=$run_dir")
-  mpirun "${common[@]}" -np "$np" --hostfile "$hostfile" "$bin" --preflight "${args[@]}" ||
+  mpirun "${common[@]}" -np "$np" --hostfile "$hostfile" "$here/env/bind-rank.sh" "$bin" --preflight "${args[@]}" ||
     { echo "llmtrain: preflight failed; not starting the run (see the diagnosis above)" >&2; return 1; }
   echo "llmtrain: $np ranks, $ppn per node, $cores cores each; interface $LLMTRAIN_IFNAME; run directory $run_dir"
 
@@ -44,7 +44,7 @@ mpirun_run() {
   while :; do
     status=0
     run_forwarding_signals mpirun "${common[@]}" -np "$np" --hostfile "$hosts" ${LLMTRAIN_RECOVERY:+-x LLMTRAIN_RECOVERY} \
-      "$bin" "${args[@]}" || status=$?
+      "$here/env/bind-rank.sh" "$bin" "${args[@]}" || status=$?
     should_relaunch "$status" "$restarts" || break
     note_failure "$run_dir" "$status"
     hosts=$run_dir/hosts.relaunch-$((restarts + 1))

@@ -34,14 +34,16 @@ slurm_run() {
   mkdir -p "$run_dir"
   echo "llmtrain job $SLURM_JOB_ID attempt $attempt on $SLURM_JOB_NUM_NODES nodes ($SLURM_JOB_NODELIST): $SLURM_NTASKS ranks," \
        "$SLURM_CPUS_PER_TASK cpus each; interface $LLMTRAIN_IFNAME; run directory $run_dir"
-  # --kill-on-bad-exit: one failing rank ends the step at once; --cpu-bind=cores pins each rank to the
-  # cores of its --cpus-per-task; block distribution keeps consecutive ranks on one node.
-  local launch=(srun --kill-on-bad-exit=1 --cpu-bind=cores --distribution=block:block)
+  # --kill-on-bad-exit: one failing rank ends the step at once; block distribution keeps consecutive ranks
+  # on one node. Each rank binds itself to the cores (and HCA) nearest its GPU (bind-rank.sh), so srun binds none.
+  local launch=(srun --kill-on-bad-exit=1 --cpu-bind=none --distribution=block:block)
+  local bind
+  bind=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bind-rank.sh
   local args=("$config" "$@" --set "train.run_dir=$run_dir")
 
   # The same ranks, the same environment: every node checks its files, and the ranks connect in a ring
   # over the chosen interface. A failure here costs seconds, not the allocation.
-  if ! "${launch[@]}" "$bin" --preflight "${args[@]}"; then
+  if ! "${launch[@]}" "$bind" "$bin" --preflight "${args[@]}"; then
     echo "llmtrain: preflight failed; not starting the run (see the diagnosis above)" >&2
     return 1
   fi
@@ -50,7 +52,7 @@ slurm_run() {
   local restarts=0 log=$run_dir/attempt-$attempt.log status nodes
   while :; do
     status=0
-    run_forwarding_signals "${launch[@]}" "$bin" "${args[@]}" > >(tee -a "$log") 2>&1 || status=$?
+    run_forwarding_signals "${launch[@]}" "$bind" "$bin" "${args[@]}" > >(tee -a "$log") 2>&1 || status=$?
     should_relaunch "$status" "$restarts" || break
     note_failure "$run_dir" "$status"
     nodes=$(alive_nodes | sort | paste -sd,)
@@ -59,7 +61,7 @@ slurm_run() {
     local count
     count=$(echo "$nodes" | tr ',' '\n' | wc -l)
     echo "llmtrain: relaunch $restarts of ${LLMTRAIN_MAX_RESTARTS:-3} on $count nodes ($nodes), $((count * per_node)) ranks"
-    launch=(srun --overlap --kill-on-bad-exit=1 --cpu-bind=cores --distribution=block:block --nodes="$count"
+    launch=(srun --overlap --kill-on-bad-exit=1 --cpu-bind=none --distribution=block:block --nodes="$count"
             --nodelist="$nodes" --ntasks=$((count * per_node)) --ntasks-per-node="$per_node")
     log=$run_dir/attempt-$attempt-relaunch-$restarts.log
   done

@@ -17,11 +17,12 @@ export SLURM_CONF=$LOCAL_SLURM_DIR/etc/slurm.conf LLMTRAIN_RUNS=$work/runs LLMTR
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# submit NAME [llmtrain options]: the Ethernet script as users submit it, fitted to 2 one-core nodes; prints the job id.
+# submit NAME [llmtrain options]: the Ethernet script as users submit it, fitted to 2 one-core nodes with one of
+# their counted GPUs per task (train.device = "cpu": the nodes have none); prints the job id.
 submit() {
   local name=$1; shift
   (cd "$src" && sbatch --parsable --job-name="$name" --output="$work/slurm-%x-%j.out" --nodes=2 --ntasks-per-node=1 \
-     --cpus-per-task=1 --gpus-per-task=0 --time=15 jobscripts/slurm-ethernet.sbatch inputs/tiny.toml \
+     --cpus-per-task=1 --gpus-per-task=1 --time=15 jobscripts/slurm-ethernet.sbatch inputs/tiny.toml \
      --set train.steps="$steps" --set train.warmup_steps=1 --set train.eval_every=0 --set train.eval_batches=1 \
      --set log.every_steps=1 ${submit_sets[@]+"${submit_sets[@]}"} "$@")
 }
