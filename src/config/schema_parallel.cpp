@@ -38,6 +38,11 @@ SectionSchema parallel_section() {
            {"fp32", "bf16"}, "Element type on the wire: bf16 gathers parameters as bf16 casts of the fp32 master "
            "shards and reduces gradients in bf16 (each hop sums in fp32 and rounds once); master weights and "
            "AdamW state stay fp32.")),
+      bind_member(&C::parallel, &ParallelConfig::collective_timeout_s, real<C>("parallel", "collective_timeout_s", 600,
+           0, 1e7, "NCCL (device tensors): a collective still incomplete this many seconds into a wait means a peer "
+           "failed or hangs: the communicator is aborted and the job ends with an error naming the rank and the "
+           "operation. 0: wait without limit. MPI (host tensors) ignores it: a failed rank ends the job through "
+           "the launcher.")),
   };
   return section;
 }

@@ -17,7 +17,8 @@ constexpr std::size_t kMpiMaxChunk = std::size_t(1) << 30;
 std::unique_ptr<Collectives> make_mpi_collectives(const Runtime& runtime, std::size_t max_chunk = kMpiMaxChunk);
 
 #ifdef LLMTRAIN_WITH_CUDA
-std::unique_ptr<Collectives> make_nccl_collectives(const Runtime& runtime);  // src/dist/cuda/
+// On the device the caller selected; collective_timeout_s as make_collectives's.
+std::unique_ptr<Collectives> make_nccl_collectives(const Runtime& runtime, double collective_timeout_s);  // src/dist/cuda/
 #endif
 
 }  // namespace llmtrain::dist

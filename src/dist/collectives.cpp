@@ -7,7 +7,7 @@
 namespace llmtrain::dist {
 
 std::unique_ptr<Collectives> make_collectives(const std::string& backend, const Runtime& runtime,
-                                              TensorPlace tensors) {
+                                              TensorPlace tensors, double collective_timeout_s) {
   LLMTRAIN_CHECK(backend == "mpi" || backend == "auto" || backend == "nccl", "unknown collectives backend \"",
                  backend, "\" (expected auto, mpi or nccl)");
 #ifdef LLMTRAIN_WITH_CUDA
@@ -17,10 +17,11 @@ std::unique_ptr<Collectives> make_collectives(const std::string& backend, const 
   LLMTRAIN_CHECK(backend != "mpi" || tensors == TensorPlace::host, "parallel.backend = \"mpi\" carries host tensors "
                  "only (this Open MPI is not CUDA-aware), and this run's tensors are in device memory: use \"auto\" "
                  "or \"nccl\"");
-  if (tensors == TensorPlace::device) return make_nccl_collectives(runtime);
+  if (tensors == TensorPlace::device) return make_nccl_collectives(runtime, collective_timeout_s);
 #else
   LLMTRAIN_CHECK(backend != "nccl", "parallel.backend = \"nccl\" needs a build with LLMTRAIN_ENABLE_CUDA=ON");
   LLMTRAIN_CHECK(tensors == TensorPlace::host, "tensors in device memory need a build with LLMTRAIN_ENABLE_CUDA=ON");
+  (void)collective_timeout_s;
 #endif
   return make_mpi_collectives(runtime);
 }

@@ -69,7 +69,8 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   Parts& p = *parts_;
   dist::agree(runtime, [&] {
     // The model runs on the CPU: its tensors are in host memory, which "auto" gives to MPI.
-    p.comm = dist::make_collectives(config.parallel.backend, runtime, dist::TensorPlace::host);
+    p.comm = dist::make_collectives(config.parallel.backend, runtime, dist::TensorPlace::host,
+                                    config.parallel.collective_timeout_s);
     p.encoder = std::make_shared<data::TokenizerEncoder>(load_tokenizer(config));
     p.model_config = job::model_config(config, std::int64_t(p.encoder->tokenizer().vocab_size()));
   });

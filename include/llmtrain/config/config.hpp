@@ -85,6 +85,7 @@ struct ParallelConfig {
   std::int64_t max_inflight_reductions;
   bool reshard_after_forward;
   std::string comm_dtype;
+  double collective_timeout_s;
 };
 
 struct CheckpointConfig {
