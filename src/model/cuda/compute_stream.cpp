@@ -10,7 +10,8 @@ namespace llmtrain::model::cuda {
 cudaStream_t compute_stream() {
   static const cudaStream_t stream = [] {
     cudaStream_t created = nullptr;
-    check_cuda(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (compute stream)");
+    check_cuda(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking),
+               "cudaStreamCreateWithFlags (compute stream)");
     return created;
   }();
   return stream;

@@ -37,20 +37,23 @@ __global__ void rmsnorm_backward_dx_rows(float* dx, const float* dout, const flo
   const Index offset = Index(blockIdx.x) * dim;
   const float s = rstd[blockIdx.x];
   float dot = 0;
-  for (Index j = threadIdx.x; j < dim; j += blockDim.x) dot += rmsnorm_dot_term(dout[offset + j], w[j], x[offset + j], s);
+  for (Index j = threadIdx.x; j < dim; j += blockDim.x)
+    dot += rmsnorm_dot_term(dout[offset + j], w[j], x[offset + j], s);
   const float mean_dot = block_reduce(dot, Sum{}, 0.0f) / float(dim);
   for (Index j = threadIdx.x; j < dim; j += blockDim.x)
     dx[offset + j] += rmsnorm_dx_term(dout[offset + j], w[j], x[offset + j], s, mean_dot);
 }
 
-// Block of kColumns x kRowLanes threads: column blockIdx.x * kColumns + threadIdx.x, rows threadIdx.y + k * kRowLanes.
+// Block of kColumns x kRowLanes threads: column blockIdx.x * kColumns + threadIdx.x, rows
+// threadIdx.y + k * kRowLanes.
 __global__ void rmsnorm_backward_dw_columns(float* dw, const float* dout, const float* x, const float* rstd, Index rows,
                                             Index dim) {
   __shared__ float lanes[kRowLanes][kColumns + 1];  // +1: the final column-wise reads hit distinct banks
   const Index j = Index(blockIdx.x) * kColumns + threadIdx.x;
   float sum = 0;
   if (j < dim)
-    for (Index r = threadIdx.y; r < rows; r += kRowLanes) sum += rmsnorm_dw_term(dout[r * dim + j], x[r * dim + j], rstd[r]);
+    for (Index r = threadIdx.y; r < rows; r += kRowLanes)
+      sum += rmsnorm_dw_term(dout[r * dim + j], x[r * dim + j], rstd[r]);
   lanes[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
   if (threadIdx.y == 0 && j < dim) {
