@@ -250,6 +250,7 @@ struct GemmCase {
   Trans ta, tb;
   std::int64_t m, n, k;
   float alpha, beta;
+  std::int64_t c_offset = 0;  // C starts this many floats into its buffer (1: only 4-byte aligned)
 };
 
 struct GemmResult {
@@ -264,15 +265,21 @@ GemmResult run_gemm(const GemmCase& c, Precision precision) {
   const std::int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = c.n + 2;
   const Floats a = random_floats(std::size_t(a_rows * lda), 16, 1.0f);
   const Floats b = random_floats(std::size_t(b_rows * ldb), 17, 1.0f);
-  const Floats c0 = random_floats(std::size_t(c.m * ldc), 18, 1.0f);
-  GemmResult result;
-  result.host = c0;
-  gemm<float>(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, result.host.data(), ldc,
+  const Floats buffer = random_floats(std::size_t(c.c_offset + c.m * ldc), 18, 1.0f);
+  Floats host = buffer;
+  gemm<float>(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, host.data() + c.c_offset, ldc,
               precision);
   const std::string what = std::string("gemm ") + precision_name(precision);
-  result.device = run_twice(what, {a, b, c0}, [&](std::vector<float*>& t) {
-    cuda::gemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, t[0], lda, t[1], ldb, c.beta, t[2], ldc, precision, stream());
+  const Floats device = run_twice(what, {a, b, buffer}, [&](std::vector<float*>& t) {
+    cuda::gemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, t[0], lda, t[1], ldb, c.beta, t[2] + c.c_offset, ldc, precision,
+               stream());
   })[2];
+  EXPECT_EQ(std::memcmp(device.data(), buffer.data(), std::size_t(c.c_offset) * sizeof(float)), 0)
+      << "written before C";
+  GemmResult result;
+  const Floats c0(buffer.begin() + c.c_offset, buffer.end());
+  result.host.assign(host.begin() + c.c_offset, host.end());
+  result.device.assign(device.begin() + c.c_offset, device.end());
   auto at = [](const Floats& x, Trans t, std::int64_t i, std::int64_t j, std::int64_t ld) {
     return double(round_to_bf16(t == Trans::No ? x[std::size_t(i * ld + j)] : x[std::size_t(j * ld + i)]));
   };
@@ -293,7 +300,8 @@ GemmResult run_gemm(const GemmCase& c, Precision precision) {
 
 const GemmCase kGemmShapes[] = {{Trans::No, Trans::No, 67, 45, 129, 1.0f, 0.0f},
                                 {Trans::No, Trans::No, 1, 301, 77, -2.0f, 0.25f},   // one row (a decoder step)
-                                {Trans::No, Trans::No, 197, 1030, 301, 0.5f, 1.0f}};  // accumulate into C
+                                {Trans::No, Trans::No, 197, 1030, 301, 0.5f, 1.0f},  // accumulate into C
+                                {Trans::No, Trans::No, 33, 65, 47, 1.0f, 1.0f, 1}};  // C only 4-byte aligned
 
 TEST(GpuOps, GemmFp32EveryTransposition) {
   for (const Trans ta : {Trans::No, Trans::Yes})

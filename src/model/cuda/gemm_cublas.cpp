@@ -110,13 +110,26 @@ struct Layout {  // column-major rows x cols, leading dimension ld
   ~Layout() { cublasLtMatrixLayoutDestroy(layout); }
 };
 
+// The largest power of two up to 256 that divides the address: cuBLASLt's heuristic assumes 256-byte aligned
+// matrices unless told otherwise, and C may start anywhere in a buffer (a unit's gradient, a chunk's rows).
+std::uint32_t alignment_of(const void* p) {
+  std::uint32_t alignment = 256;
+  while (alignment > 1 && reinterpret_cast<std::uintptr_t>(p) % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
 struct Preference {
   cublasLtMatmulPreference_t pref = nullptr;
-  explicit Preference(std::size_t workspace_bytes) {
+  Preference(std::size_t workspace_bytes, const float* c) {
     check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     check_cublas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                       &workspace_bytes, sizeof workspace_bytes),
                  "CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES");
+    const std::uint32_t c_alignment = alignment_of(c);  // C is D too: the product is written in place
+    for (const auto attribute :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      check_cublas(cublasLtMatmulPreferenceSetAttribute(pref, attribute, &c_alignment, sizeof c_alignment),
+                   "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C/D_BYTES");
   }
   ~Preference() { cublasLtMatmulPreferenceDestroy(pref); }
 };
@@ -133,7 +146,7 @@ void gemm_lt_bf16(Trans trans_a, Trans trans_b, Index m, Index n, Index k, float
   const MatmulDesc desc(to_cublas(trans_b), to_cublas(trans_a));
   const Layout first(CUDA_R_16BF, b_cols, b_rows, b_cols), second(CUDA_R_16BF, a_cols, a_rows, a_cols);
   const Layout out(CUDA_R_32F, n, m, ldc);
-  const Preference pref(kLtWorkspaceBytes);
+  const Preference pref(kLtWorkspaceBytes, c);  // the rounded operands are scratch: 256-byte aligned
   cublasLtMatmulHeuristicResult_t algo{};
   int found = 0;
   check_cublas(cublasLtMatmulAlgoGetHeuristic(lt_handle(), desc.desc, first.layout, second.layout, out.layout,
