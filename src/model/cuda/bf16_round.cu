@@ -12,8 +12,8 @@ namespace {
 
 __global__ void round_rows(std::uint16_t* dst, const float* src, std::int64_t rows, std::int64_t cols,
                            std::int64_t ld) {
-  for (std::int64_t i = first_element(); i < rows * cols; i += grid_stride())
-    dst[i] = bf16_from_float(src[(i / cols) * ld + i % cols]);
+  for_each_element(rows, cols,
+                   [=](std::int64_t r, std::int64_t j) { dst[r * cols + j] = bf16_from_float(src[r * ld + j]); });
 }
 
 }  // namespace
@@ -21,7 +21,7 @@ __global__ void round_rows(std::uint16_t* dst, const float* src, std::int64_t ro
 void round_rows_to_bf16(std::uint16_t* dst, const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                         cudaStream_t stream) {
   if (rows * cols == 0) return;
-  round_rows<<<blocks_for(rows * cols), kThreads, 0, stream>>>(dst, src, rows, cols, ld);
+  round_rows<<<matrix_blocks(rows, cols), kThreads, 0, stream>>>(dst, src, rows, cols, ld);
   check_launch("round_rows_to_bf16 (round_rows)");
 }
 

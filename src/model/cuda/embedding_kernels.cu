@@ -18,10 +18,7 @@ constexpr unsigned kBuckets = 32;
 constexpr int kColumns = 128;  // threads (columns) per block of the backward pass
 
 __global__ void gather_rows(float* out, const float* table, const std::int32_t* tokens, Index rows, Index dim) {
-  for (Index i = first_element(); i < rows * dim; i += grid_stride()) {
-    const Index r = i / dim, j = i % dim;
-    out[i] = table[Index(tokens[r]) * dim + j];
-  }
+  for_each_element(rows, dim, [=](Index r, Index j) { out[r * dim + j] = table[Index(tokens[r]) * dim + j]; });
 }
 
 // Block (x, y): columns x * kColumns + threadIdx.x, tokens of bucket y; the rows' tokens pass through shared
@@ -47,7 +44,7 @@ __global__ void scatter_add_rows(float* dtable, const float* dout, const std::in
 void embedding_forward(float* out, const float* table, const std::int32_t* tokens, Index rows, Index dim,
                        cudaStream_t stream) {
   if (rows * dim == 0) return;
-  gather_rows<<<blocks_for(rows * dim), kThreads, 0, stream>>>(out, table, tokens, rows, dim);
+  gather_rows<<<matrix_blocks(rows, dim), kThreads, 0, stream>>>(out, table, tokens, rows, dim);
   check_launch("embedding_forward (gather_rows)");
 }
 

@@ -10,32 +10,32 @@
 namespace llmtrain::model::cuda {
 namespace {
 
-// Element i = (row r, column j): the gate at h13[r, j], the up projection at h13[r, hidden + j].
+// Element (r, j): the gate at h13[r, j], the up projection at h13[r, hidden + j].
 __global__ void swiglu_forward_elements(float* out, const float* h13, Index rows, Index hidden) {
-  for (Index i = first_element(); i < rows * hidden; i += grid_stride()) {
-    const Index gate = (i / hidden) * 2 * hidden + i % hidden;
-    out[i] = swiglu_element(h13[gate], h13[gate + hidden]);
-  }
+  for_each_element(rows, hidden, [=](Index r, Index j) {
+    const Index gate = r * 2 * hidden + j;
+    out[r * hidden + j] = swiglu_element(h13[gate], h13[gate + hidden]);
+  });
 }
 
 __global__ void swiglu_backward_elements(float* dh13, const float* dout, const float* h13, Index rows, Index hidden) {
-  for (Index i = first_element(); i < rows * hidden; i += grid_stride()) {
-    const Index gate = (i / hidden) * 2 * hidden + i % hidden;
-    swiglu_backward_element(dh13[gate], dh13[gate + hidden], dout[i], h13[gate], h13[gate + hidden]);
-  }
+  for_each_element(rows, hidden, [=](Index r, Index j) {
+    const Index gate = r * 2 * hidden + j;
+    swiglu_backward_element(dh13[gate], dh13[gate + hidden], dout[r * hidden + j], h13[gate], h13[gate + hidden]);
+  });
 }
 
 }  // namespace
 
 void swiglu_forward(float* out, const float* h13, Index rows, Index hidden, cudaStream_t stream) {
   if (rows * hidden == 0) return;
-  swiglu_forward_elements<<<blocks_for(rows * hidden), kThreads, 0, stream>>>(out, h13, rows, hidden);
+  swiglu_forward_elements<<<matrix_blocks(rows, hidden), kThreads, 0, stream>>>(out, h13, rows, hidden);
   check_launch("swiglu_forward (swiglu_forward_elements)");
 }
 
 void swiglu_backward(float* dh13, const float* dout, const float* h13, Index rows, Index hidden, cudaStream_t stream) {
   if (rows * hidden == 0) return;
-  swiglu_backward_elements<<<blocks_for(rows * hidden), kThreads, 0, stream>>>(dh13, dout, h13, rows, hidden);
+  swiglu_backward_elements<<<matrix_blocks(rows, hidden), kThreads, 0, stream>>>(dh13, dout, h13, rows, hidden);
   check_launch("swiglu_backward (swiglu_backward_elements)");
 }
 
