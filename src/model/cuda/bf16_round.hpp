@@ -8,9 +8,10 @@
 
 namespace llmtrain::model::cuda {
 
-// dst[r * cols + j] = the bf16 bits of src[r * ld + j] for the rows x cols matrix src (row-major, leading
-// dimension ld), asynchronous on `stream`; throws llmtrain::Error if the launch fails.
-void round_rows_to_bf16(std::uint16_t* dst, const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                        cudaStream_t stream);
+// dst[r * dst_ld + j] = the bf16 bits of src[r * ld + j] for the rows x cols matrix src (row-major, leading
+// dimension ld), asynchronous on `stream`; throws llmtrain::Error if the launch fails. dst's padding
+// (columns cols..dst_ld) is not written.
+void round_rows_to_bf16(std::uint16_t* dst, std::int64_t dst_ld, const float* src, std::int64_t rows, std::int64_t cols,
+                        std::int64_t ld, cudaStream_t stream);
 
 }  // namespace llmtrain::model::cuda

@@ -82,11 +82,16 @@ struct DeviceScratch {
   }
 };
 
-// The stored row-major rows x cols matrix x (leading dimension ld) rounded into scratch, contiguous.
+// The leading dimension of a rounded copy with `cols` columns: rows start 16-byte aligned, as tensor-core
+// kernels load them (an odd width, such as the vocabulary's, would otherwise leave only slower kernels).
+Index padded_ld(Index cols) { return (cols + 7) / 8 * 8; }
+
+// The stored row-major rows x cols matrix x (leading dimension ld) rounded into scratch with padded_ld(cols).
 const std::uint16_t* rounded(DeviceScratch& scratch, const float* x, Index rows, Index cols, Index ld,
                              cudaStream_t stream) {
-  auto* out = static_cast<std::uint16_t*>(scratch.get(std::size_t(rows * cols) * sizeof(std::uint16_t), stream));
-  round_rows_to_bf16(out, x, rows, cols, ld, stream);
+  const Index out_ld = padded_ld(cols);
+  auto* out = static_cast<std::uint16_t*>(scratch.get(std::size_t(rows * out_ld) * sizeof(std::uint16_t), stream));
+  round_rows_to_bf16(out, out_ld, x, rows, cols, ld, stream);
   return out;
 }
 
@@ -138,13 +143,14 @@ struct Preference {
 void gemm_lt_bf16(Trans trans_a, Trans trans_b, Index m, Index n, Index k, float alpha, const float* a, Index lda,
                   const float* b, Index ldb, float beta, float* c, Index ldc, cudaStream_t stream) {
   static DeviceScratch a16, b16, workspace;
-  // Stored shapes (row-major); once contiguous, a row-major R x C matrix is a column-major C x R one.
+  // Stored shapes (row-major); a row-major R x C matrix is a column-major C x R one.
   const Index a_rows = trans_a == Trans::No ? m : k, a_cols = trans_a == Trans::No ? k : m;
   const Index b_rows = trans_b == Trans::No ? k : n, b_cols = trans_b == Trans::No ? n : k;
   const std::uint16_t* a_bf16 = rounded(a16, a, a_rows, a_cols, lda, stream);
   const std::uint16_t* b_bf16 = rounded(b16, b, b_rows, b_cols, ldb, stream);
   const MatmulDesc desc(to_cublas(trans_b), to_cublas(trans_a));
-  const Layout first(CUDA_R_16BF, b_cols, b_rows, b_cols), second(CUDA_R_16BF, a_cols, a_rows, a_cols);
+  const Layout first(CUDA_R_16BF, b_cols, b_rows, padded_ld(b_cols));
+  const Layout second(CUDA_R_16BF, a_cols, a_rows, padded_ld(a_cols));
   const Layout out(CUDA_R_32F, n, m, ldc);
   const Preference pref(kLtWorkspaceBytes, c);  // the rounded operands are scratch: 256-byte aligned
   cublasLtMatmulHeuristicResult_t algo{};
