@@ -158,8 +158,8 @@ void gemm_lt_bf16(Trans trans_a, Trans trans_b, Index m, Index n, Index k, float
   check_cublas(cublasLtMatmulAlgoGetHeuristic(lt_handle(), desc.desc, first.layout, second.layout, out.layout,
                                               out.layout, pref.pref, 1, &algo, &found),
                "cublasLtMatmulAlgoGetHeuristic");
-  LLMTRAIN_CHECK(found > 0, "cuBLASLt has no bf16 algorithm for gemm ", m, "x", n, "x", k, " (ldc ", ldc, ", C aligned to ",
-                 alignment_of(c), " bytes)");
+  LLMTRAIN_CHECK(found > 0, "cuBLASLt has no bf16 algorithm for gemm ", m, "x", n, "x", k, " (ldc ", ldc,
+                 ", C aligned to ", alignment_of(c), " bytes)");
   check_product(cublasLtMatmul(lt_handle(), desc.desc, &alpha, b_bf16, first.layout, a_bf16, second.layout, &beta, c,
                                out.layout, c, out.layout, &algo.algo, workspace.get(kLtWorkspaceBytes, stream),
                                kLtWorkspaceBytes, stream),
