@@ -1,5 +1,5 @@
-// Host gemm dispatch: row-major CBLAS. In a CUDA build of Kokkos, gemm() goes to cuBLAS instead (bf16:
-// cuBLASLt; src/model/cuda/gemm_cublas.cpp), since the pointers then live in device memory.
+// Host gemm dispatch: row-major CBLAS on host memory. Device products are cuda::gemm
+// (src/model/cuda/gemm_cublas.cpp), called by the device backend itself: nothing here routes to a GPU.
 //
 // With a progress poller installed (FSDP: parallel.progress_us), float products run in our AVX-512 kernels
 // (isa/gemm_f32_avx512.cpp, isa/gemm_bf16_avx512.cpp), which poll between blocks of rows and pack each
@@ -12,7 +12,6 @@
 // values is exact in fp32, so that too is an fp32 accumulation of bf16 products, only not faster.
 #include <cblas.h>
 
-#include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -28,13 +27,6 @@
 #include "reused_operand.hpp"
 
 namespace llmtrain::model {
-
-#if defined(KOKKOS_ENABLE_CUDA)
-template <typename T>
-void gemm_cublas(Trans, Trans, std::int64_t, std::int64_t, std::int64_t, T, const T*, std::int64_t, const T*,
-                 std::int64_t, T, T*, std::int64_t, Precision);
-bool cuda_bf16_supported();
-#endif
 
 namespace {
 
@@ -121,20 +113,14 @@ void host_gemm_polled(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::i
   }
 }
 
-// Every product, timed into gemm_stats(); reuse_b (null or float only) is ignored by cuBLAS.
+// Every product, timed into gemm_stats(); reuse_b is null or float only.
 template <typename T>
 void timed_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
                 std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, Precision precision,
-                [[maybe_unused]] ReusedOperandB* reuse_b) {
+                ReusedOperandB* reuse_b) {
   if (m == 0 || n == 0) return;
   const Stopwatch watch;
-#if defined(KOKKOS_ENABLE_CUDA)
-  Kokkos::fence();  // Kokkos kernels and cuBLAS may use different streams
-  gemm_cublas<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
-  Kokkos::fence();
-#else
   host_gemm_polled(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, reuse_b);
-#endif
   g_stats.seconds += watch.seconds();
   g_stats.flops += 2.0 * double(m) * double(n) * double(k);
   g_stats.calls += 1;
@@ -157,27 +143,16 @@ Precision parse_precision(const std::string& name) {
   LLMTRAIN_FAIL("train.precision must be \"fp32\" or \"bf16\", got \"", name, "\"");
 }
 
-std::string bf16_slowdown() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  return "";
-#else
-  return bf16_slower_reason(bf16_hardware());
-#endif
-}
+std::string bf16_slowdown() { return bf16_slower_reason(bf16_hardware()); }
 
 const char* precision_name(Precision precision) { return precision == Precision::Bf16 ? "bf16" : "fp32"; }
 
 bool bf16_supported() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  static const bool supported = cuda_bf16_supported();
-  return supported;
-#else
   static const bool supported = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16") != 0;
   }();
   return supported;
-#endif
 }
 
 template <typename T>

@@ -77,13 +77,14 @@ void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const
     // kernel below (the same bits), but memory is read in order instead of one strided column at a time.
     std::vector<T> sum(std::size_t(dim), T(0));
     for (Index r = 0; r < rows; ++r)
-      for (Index j = 0; j < dim; ++j) sum[std::size_t(j)] += dout[r * dim + j] * x[r * dim + j] * rstd[r];
+      for (Index j = 0; j < dim; ++j)
+        sum[std::size_t(j)] += rmsnorm_dw_term(dout[r * dim + j], x[r * dim + j], rstd[r]);
     for (Index j = 0; j < dim; ++j) dw[j] += sum[std::size_t(j)];
     return;
   }
   Kokkos::parallel_for("rmsnorm_backward_dw", Range(0, dim), KOKKOS_LAMBDA(Index j) {
     T sum = 0;
-    for (Index r = 0; r < rows; ++r) sum += dout[r * dim + j] * x[r * dim + j] * rstd[r];
+    for (Index r = 0; r < rows; ++r) sum += rmsnorm_dw_term(dout[r * dim + j], x[r * dim + j], rstd[r]);
     dw[j] += sum;
   });
 }

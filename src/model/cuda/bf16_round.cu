@@ -1,31 +1,28 @@
-// fp32 -> bf16 on the GPU (nearest even, NaN stays NaN): a strided row-major matrix into a contiguous one.
-// The operand preparation of the cuBLASLt bf16 products (gemm_cublas.cpp); the host path rounds the same
-// way while packing (src/model/isa/gemm_bf16_avx512.cpp).
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
+// fp32 -> bf16 on the device: a strided row-major matrix into another (bf16_round.hpp).
+#include "bf16_round.hpp"
 
 #include <cstdint>
 
-namespace llmtrain::model {
+#include "cuda_check.hpp"
+#include "grid.cuh"
+#include "llmtrain/core/bf16.hpp"
+
+namespace llmtrain::model::cuda {
 namespace {
 
-__global__ void round_rows(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                           __nv_bfloat16* dst) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * cols) return;
-  dst[i] = __float2bfloat16_rn(src[(i / cols) * ld + i % cols]);
+__global__ void round_rows(std::uint16_t* dst, std::int64_t dst_ld, const float* src, std::int64_t rows,
+                           std::int64_t cols, std::int64_t ld) {
+  for_each_element(rows, cols,
+                   [=](std::int64_t r, std::int64_t j) { dst[r * dst_ld + j] = bf16_from_float(src[r * ld + j]); });
 }
 
 }  // namespace
 
-// dst[r * cols + j] = bf16(src[r * ld + j]) on the default stream; returns the launch's cudaError_t.
-int cuda_round_to_bf16(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, void* dst) {
-  const std::int64_t count = rows * cols;
-  if (count == 0) return int(cudaSuccess);
-  constexpr int kThreads = 256;
-  round_rows<<<unsigned((count + kThreads - 1) / kThreads), kThreads>>>(src, rows, cols, ld,
-                                                                       static_cast<__nv_bfloat16*>(dst));
-  return int(cudaGetLastError());
+void round_rows_to_bf16(std::uint16_t* dst, std::int64_t dst_ld, const float* src, std::int64_t rows, std::int64_t cols,
+                        std::int64_t ld, cudaStream_t stream) {
+  if (rows * cols == 0) return;
+  round_rows<<<matrix_blocks(rows, cols), kThreads, 0, stream>>>(dst, dst_ld, src, rows, cols, ld);
+  check_launch("round_rows_to_bf16 (round_rows)");
 }
 
-}  // namespace llmtrain::model
+}  // namespace llmtrain::model::cuda
