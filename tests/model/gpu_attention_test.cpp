@@ -137,13 +137,13 @@ void expect_fp32_close(const std::vector<float>& device, const std::vector<float
   EXPECT_LE(diff, 1e-5 * scale) << what << ": max |device - host| " << diff << ", max |host| " << scale;
 }
 
-// bf16: |device - host| <= thr + 0.079 |host| per element, thr = 1e-2 * max |host| over the tensor. Both round
+// bf16: |device - host| <= thr + 0.079 |host| per element, thr = 3e-3 * max |host| over the tensor. Both round
 // the same operands, but fp32 values that differ in their last bits can round to neighbouring bf16 values
 // (steps of 2^-8 relative), and a near-zero element of a sum meets that as an absolute error.
 void expect_bf16_close(const std::vector<float>& device, const std::vector<float>& host, const char* what) {
   double scale = 0;
   for (float x : host) scale = std::max(scale, std::abs(double(x)));
-  const double thr = 1e-2 * scale;
+  const double thr = 3e-3 * scale;
   std::size_t bad = 0, worst = 0;
   double worst_excess = 0;
   for (std::size_t i = 0; i < host.size(); ++i) {
@@ -155,6 +155,12 @@ void expect_bf16_close(const std::vector<float>& device, const std::vector<float
   }
   EXPECT_EQ(bad, 0u) << what << ": " << bad << " elements off; e.g. [" << worst << "] device " << device[worst]
                      << ", host " << host[worst] << " (thr " << thr << ")";
+}
+
+double rms_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double sum = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += (double(a[i]) - double(b[i])) * (double(a[i]) - double(b[i]));
+  return std::sqrt(sum / double(a.size()));
 }
 
 void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* what) {
@@ -189,6 +195,15 @@ TEST_P(GpuAttention, MatchesHostAndRepeatsBitwise) {
       expect_fp32_close(*d, *h, what);
     else
       expect_bf16_close(*d, *h, what);
+  }
+  if (precision == Precision::Bf16) {
+    // The device rounds what the host rounds, P included: its rms distance to the host's bf16 result is a
+    // small part of its distance to the fp32 one (0.15 for out, 0.08 for dqkv when the kernels ran on a CPU
+    // emulation; 0.43 and 0.29 there when P was left unrounded in the forward or in dV).
+    const Outputs fp32 = host_attention(shape, Precision::Fp32, qkv, dout, docs ? docs->data() : nullptr);
+    for (const auto& [d, h, f, limit, what] : {std::make_tuple(&device.out, &host.out, &fp32.out, 0.3, "out"),
+                                               std::make_tuple(&device.dqkv, &host.dqkv, &fp32.dqkv, 0.2, "dqkv")})
+      EXPECT_LT(rms_difference(*d, *h), limit * rms_difference(*d, *f)) << what;
   }
   expect_same_bits(again.out, device.out, "out");
   expect_same_bits(again.lse, device.lse, "lse");
