@@ -325,8 +325,9 @@ __global__ void __launch_bounds__(kThreads)
 Dims dims_of(const AttentionShape& shape, Precision precision) {
   LLMTRAIN_CHECK(shape.head_dim > 0 && shape.head_dim <= kMaxHeadDim, "device attention supports head_dim 1..",
                  kMaxHeadDim, ", not ", shape.head_dim);
-  LLMTRAIN_CHECK(shape.n_kv_heads > 0 && shape.n_heads % shape.n_kv_heads == 0, "device attention: n_heads ",
-                 shape.n_heads, " is not a multiple of n_kv_heads ", shape.n_kv_heads);
+  LLMTRAIN_CHECK(shape.n_kv_heads > 0 && shape.n_heads >= shape.n_kv_heads && shape.n_heads % shape.n_kv_heads == 0,
+                 "device attention: n_heads ", shape.n_heads, " is not a positive multiple of n_kv_heads ",
+                 shape.n_kv_heads);
   LLMTRAIN_CHECK((shape.seq_len + kTile - 1) / kTile <= 0x7fffffff && shape.n_heads <= 65535 && shape.batch <= 65535,
                  "device attention: grid too large (seq_len ", shape.seq_len, ", n_heads ", shape.n_heads, ", batch ",
                  shape.batch, ")");
