@@ -25,11 +25,6 @@ namespace llmtrain::model {
 // The model's attention over batch rows of seq positions (a decoder's step: seq 1), in tiles of up to 128.
 AttentionShape attention_shape(const ModelConfig& config, std::int64_t batch, std::int64_t seq);
 
-// The factor scores are scaled by before the softmax: shape.scale, or 1 / sqrt(head_dim) when it is 0. Training
-// and decoding both use it.
-template <typename T>
-T attention_score_scale(const AttentionShape& shape);
-
 template <typename T>
 class Attention {
  public:

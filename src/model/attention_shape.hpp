@@ -14,4 +14,9 @@ struct AttentionShape {
   std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
 };
 
+// The factor scores are scaled by before the softmax: shape.scale, or 1 / sqrt(head_dim) when it is 0. Training,
+// decoding and the device kernels all use it (defined in attention.cpp for float and double).
+template <typename T>
+T attention_score_scale(const AttentionShape& shape);
+
 }  // namespace llmtrain::model
