@@ -2,7 +2,8 @@
 // no GPU). Each communicator has its own stream, and each Request is a CUDA event recorded after the
 // operation (test = cudaEventQuery, wait = cudaEventSynchronize), so callers overlap device compute on
 // their own streams. Host-side agreement (agree_*) and the bootstrap go over an MPI communicator kept
-// beside the NCCL one: never host memory through NCCL. Each rank drives device local_rank % device_count.
+// beside the NCCL one: never host memory through NCCL. Each rank drives device local_rank, one rank per device
+// (dist/device_query.hpp).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -135,8 +136,9 @@ class NcclCollectives final : public Collectives {
 std::unique_ptr<Collectives> make_nccl_collectives(const Runtime& runtime) {
   int devices = 0;
   LLMTRAIN_CUDA_CHECK(cudaGetDeviceCount(&devices));
-  LLMTRAIN_CHECK(devices > 0, "parallel.backend = \"nccl\" but no CUDA device is visible on ", runtime.hostname());
-  LLMTRAIN_CUDA_CHECK(cudaSetDevice(runtime.local_rank() % devices));
+  LLMTRAIN_CHECK(runtime.local_rank() < devices, "parallel.backend = \"nccl\": ", runtime.hostname(), " has ",
+                 runtime.local_size(), " ranks and ", devices, " visible CUDA devices; NCCL needs one device per rank");
+  LLMTRAIN_CUDA_CHECK(cudaSetDevice(runtime.local_rank()));
   // The unique id travels over MPI once; after that MPI carries no tensor traffic.
   ncclUniqueId id;
   if (runtime.rank() == 0) LLMTRAIN_NCCL_CHECK(ncclGetUniqueId(&id));
