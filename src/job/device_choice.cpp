@@ -22,8 +22,9 @@ DeviceChoice resolve_device(const std::string& setting, const dist::DeviceQuery&
   if (seen.device_count == 0) {
     const std::string why = cat(counts, seen.reason.empty() ? "" : ": " + seen.reason);
     LLMTRAIN_CHECK(!required, key, why,
-                   seen.cuda_build ? "; run where each rank has a GPU (CUDA_VISIBLE_DEVICES), or use \"cpu\" or \"auto\""
-                                   : "; use \"cpu\" or \"auto\", or a build with CUDA");
+                   seen.cuda_build
+                       ? "; run where each rank has a GPU (CUDA_VISIBLE_DEVICES), or use \"cpu\" or \"auto\""
+                       : "; use \"cpu\" or \"auto\", or a build with CUDA");
     return {Device::cpu, cat(key, why, ": training on the CPU"), false};
   }
   if (seen.device_count < seen.local_ranks) {
@@ -35,7 +36,8 @@ DeviceChoice resolve_device(const std::string& setting, const dist::DeviceQuery&
   if (!device_training) {
     LLMTRAIN_CHECK(!required, key, "this build's device training step is not complete yet (issue 28); use \"cpu\"");
     return {Device::cpu,
-            cat(key, counts, ", but this build's device training step is not complete yet (issue 28): training on the CPU"),
+            cat(key, counts, ", but this build's device training step is not complete yet (issue 28): training on ",
+                "the CPU"),
             true};
   }
   return {Device::cuda, cat(key, counted(seen.device_count, "CUDA device"), " for ", counted(seen.local_ranks, "rank"),

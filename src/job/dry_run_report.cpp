@@ -66,8 +66,8 @@ MemoryEstimate estimate_memory(const Config& config, const ModelConfig& m, int w
     // (src/model/cuda/gemm_cublas.cpp): bounded by the largest weight (the head's, or the fused gate and up
     // projection) and the largest activation (a micro-batch's gate and up outputs).
     const double largest_weight = std::max(double(m.vocab_size), 2.0 * double(m.d_ff)) * double(m.d_model);
-    const double largest_activation =
-        double(config.train.batch_size) * double(config.data.seq_len) * std::max(2.0 * double(m.d_ff), double(m.d_model));
+    const double tokens = double(config.train.batch_size) * double(config.data.seq_len);
+    const double largest_activation = tokens * std::max(2.0 * double(m.d_ff), double(m.d_model));
     e.device_workspaces =
         kCublasWorkspaceBytes + (bf16 ? kCublasLtWorkspaceBytes + 2.0 * (largest_weight + largest_activation) : 0.0);
   } else {
@@ -164,8 +164,8 @@ std::string dry_run_report(const Config& config, const ModelConfig& m, int world
 
 std::string device_memory_report(const Config& config, const ModelConfig& m, int world_size) {
   const MemoryEstimate memory = estimate_memory(config, m, world_size, dist::TensorPlace::device);
-  return cat("device memory per rank at ", counted(world_size, "rank"), " (on its CUDA device; ", estimate_terms(config, memory),
-             ", workspaces ", format_bytes(memory.device_workspaces),
+  return cat("device memory per rank at ", counted(world_size, "rank"), " (on its CUDA device; ",
+             estimate_terms(config, memory), ", workspaces ", format_bytes(memory.device_workspaces),
              config.train.precision == "bf16" ? " (cuBLAS, cuBLASLt, bf16 operand copies)" : " (cuBLAS)", "):\n",
              strategy_table(config, memory, world_size));
 }

@@ -41,8 +41,9 @@ std::string device_report(const Config& config, const ModelConfig& model, int pl
   if (!on_device) return out;
   out += device_memory_report(config, model, planned);
   if (!seen.has_device())
-    return out + cat("  available on the device here: no CUDA device for this rank (", counted(seen.device_count, "CUDA device"),
-                     ", ", counted(seen.local_ranks, "rank"), " on this node): the estimate is not compared\n");
+    return out + cat("  available on the device here: no CUDA device for this rank (",
+                     counted(seen.device_count, "CUDA device"), ", ", counted(seen.local_ranks, "rank"),
+                     " on this node): the estimate is not compared\n");
   return out + cat("  available on the device here: ", device_available_memory(seen, host).described(),
                    "; a run refuses to start above it unless train.check_memory = false\n");
 }

@@ -38,13 +38,17 @@ TEST(CollectivesBackend, AutoIsNcclForDeviceTensors) {
 }
 
 TEST(CollectivesBackend, ABackendThatCannotCarryTheTensorsIsRefused) {
-  EXPECT_EQ(error_of("nccl", TensorPlace::host).rfind("parallel.backend = \"nccl\" carries device tensors only", 0), 0u);
-  EXPECT_EQ(error_of("mpi", TensorPlace::device).rfind("parallel.backend = \"mpi\" carries host tensors only", 0), 0u);
+  EXPECT_EQ(error_of("nccl", TensorPlace::host).rfind("parallel.backend = \"nccl\" carries device tensors only", 0),
+            0u);
+  EXPECT_EQ(error_of("mpi", TensorPlace::device).rfind("parallel.backend = \"mpi\" carries host tensors only", 0),
+            0u);
 }
 #else
 TEST(CollectivesBackend, ABuildWithoutCudaCarriesHostTensorsOnly) {
-  EXPECT_EQ(error_of("nccl", TensorPlace::host), "parallel.backend = \"nccl\" needs a build with LLMTRAIN_ENABLE_CUDA=ON");
-  EXPECT_EQ(error_of("auto", TensorPlace::device), "tensors in device memory need a build with LLMTRAIN_ENABLE_CUDA=ON");
+  EXPECT_EQ(error_of("nccl", TensorPlace::host),
+            "parallel.backend = \"nccl\" needs a build with LLMTRAIN_ENABLE_CUDA=ON");
+  EXPECT_EQ(error_of("auto", TensorPlace::device),
+            "tensors in device memory need a build with LLMTRAIN_ENABLE_CUDA=ON");
 }
 #endif
 
