@@ -38,9 +38,10 @@ const char* kUsage =
     "                          --set 'data.datasets.\"web.en\".weight=0.5'   (a name with a dot, quoted)\n"
     "      --preflight       check on every rank what a run needs before it spends its allocation: the\n"
     "                        tokenizer and every corpus file readable, the run directory writable with room\n"
-    "                        for checkpoints, the interfaces in NCCL_SOCKET_IFNAME and\n"
-    "                        OMPI_MCA_btl_tcp_if_include present and the ranks reachable over them; exits 1\n"
-    "                        with a diagnosis per problem (run it like the job: mpirun/srun)\n"
+    "                        for checkpoints, a GPU per rank for train.device = \"cuda\", the interfaces in\n"
+    "                        NCCL_SOCKET_IFNAME and OMPI_MCA_btl_tcp_if_include present and the ranks\n"
+    "                        reachable over them; exits 1 with a diagnosis per problem (run it like the job:\n"
+    "                        mpirun/srun)\n"
     "      --config-reference  print the configuration reference (docs/config.md) and exit\n"
     "\n"
     "Configuration keys: docs/config.md. Design: docs/architecture.md.\n";
