@@ -18,8 +18,9 @@
 namespace llmtrain::job {
 namespace {
 
-// The BLAS libraries' device workspaces: cuBLAS's default pool (32 MiB on compute capability 9.0, the
-// cuBLAS documentation), and with bf16 products cuBLASLt's (kLtWorkspaceBytes of src/model/cuda/gemm_cublas.cpp).
+// The BLAS libraries' device workspaces: cuBLAS's (32 MiB, the size the cuBLAS documentation of
+// cublasSetWorkspace gives for compute capability 9.0; 4 MiB before it), and with bf16 products cuBLASLt's
+// (kLtWorkspaceBytes of src/model/cuda/gemm_cublas.cpp).
 constexpr double kCublasWorkspaceBytes = 32.0 * 1024 * 1024;
 constexpr double kCublasLtWorkspaceBytes = 32.0 * 1024 * 1024;
 
