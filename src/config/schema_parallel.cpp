@@ -9,9 +9,9 @@ SectionSchema parallel_section() {
   SectionSchema section{"parallel", "How ranks share the work and which transport carries tensors.", {}};
   section.fields = {
       bind_member(&C::parallel, &ParallelConfig::backend, choice<C>("parallel", "backend", "auto",
-           {"auto", "mpi", "nccl"}, "Transport for tensor collectives: auto follows where the tensors live (nccl for device memory, mpi for host "
-           "memory, whatever GPUs are visible); nccl with host tensors is refused. The model runs on the CPU in "
-           "this version, so auto is mpi.")),
+           {"auto", "mpi", "nccl"}, "Transport for tensor collectives: auto follows where the tensors live, which "
+           "train.device decides (nccl when it resolves to cuda, mpi when it resolves to cpu, whatever GPUs are "
+           "visible); nccl with host tensors and mpi with device tensors (this Open MPI is not CUDA-aware) are refused.")),
       bind_member(&C::parallel, &ParallelConfig::progress_us, integer<C>("parallel", "progress_us", 1000, 0, 1000000,
            "Compute polls communication in flight about every this many microseconds (MPI over TCP advances "
            "only inside MPI calls); float products then run in llmtrain's AVX-512 kernels, which poll between "

@@ -1,5 +1,6 @@
 // The [train] section of the configuration schema (schema.hpp): steps, batch, AdamW, the learning-rate
-// schedule, precision, evaluation and the run directory. Each entry binds a key to its member of TrainConfig.
+// schedule, precision, the device, evaluation and the run directory. Each entry binds a key to its member of
+// TrainConfig.
 #include "field_builders.hpp"
 
 namespace llmtrain::schema {
@@ -39,6 +40,12 @@ SectionSchema train_section() {
            "stay fp32). bf16 needs AVX512_BF16; without it the run says so and uses fp32. On Intel CPUs bf16 is "
            "slower than fp32 (their bf16 dot products are no faster than fp32 FMAs, and AMX is not used): the run "
            "warns at start-up.")),
+      bind_member(&C::train, &TrainConfig::device, choice<C>("train", "device", "auto", {"auto", "cpu", "cuda"},
+           "Where the model trains. cuda: one GPU per rank, the node's first rank on device 0, the next on device 1 "
+           "(more ranks on a node than GPUs, no GPU, or a build without CUDA: an error on every rank). auto: cuda "
+           "where the build has CUDA and every rank has a GPU of its own, else cpu, which rank 0's log says. "
+           "parallel.backend = \"auto\" follows it (docs/gpu.md). This build's device training step is not "
+           "complete yet (issue 28): cuda stops with an error and auto trains on the CPU.")),
       bind_member(&C::train, &TrainConfig::eval_every, integer<C>("train", "eval_every", 0, 0, kMaxInt,
            "Evaluate on data.eval_datasets every N steps and at the end; 0: only at the end (if there are eval datasets).")),
       bind_member(&C::train, &TrainConfig::eval_batches, integer<C>("train", "eval_batches", 8, 1, 1 << 20,

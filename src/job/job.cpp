@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "checkpoint_hook.hpp"
+#include "device_choice.hpp"
 #include "llmtrain/ckpt/background_writer.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
@@ -27,6 +28,7 @@
 #include "llmtrain/parallel/memory_tracker.hpp"
 #include "llmtrain/parallel/store_options.hpp"
 #include "llmtrain/parallel/trace.hpp"
+#include "llmtrain/train/device_peak.hpp"
 #include "llmtrain/train/hooks.hpp"
 #include "memory_check.hpp"
 #include "memory_dir.hpp"
@@ -67,16 +69,21 @@ struct Job::Parts {
 Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     : parts_(std::make_unique<Parts>(config, runtime)) {
   Parts& p = *parts_;
+  // train.device first: where the tensors live decides the collectives ("auto": NCCL on devices, MPI on the
+  // host) and which memory the check below compares with.
+  const ChosenDevice device = choose_device(config, runtime);
+  const bool on_device = device.choice.device == Device::cuda;
   dist::agree(runtime, [&] {
-    // The model runs on the CPU: its tensors are in host memory, which "auto" gives to MPI.
-    p.comm = dist::make_collectives(config.parallel.backend, runtime, dist::TensorPlace::host,
+    p.comm = dist::make_collectives(config.parallel.backend, runtime, device.choice.tensors(),
                                     config.parallel.collective_timeout_s);
     p.encoder = std::make_shared<data::TokenizerEncoder>(load_tokenizer(config));
     p.model_config = job::model_config(config, std::int64_t(p.encoder->tokenizer().vocab_size()));
   });
   // Before the first large allocation: a run that cannot fit is refused on every rank, with the numbers.
   dist::agree(runtime, [&] {
-    check_memory(config, p.model_config, runtime.size(), available_memory(runtime.hostname(), runtime.local_size()));
+    check_memory(config, p.model_config, runtime.size(),
+                 on_device ? device_available_memory(device.seen, runtime.hostname())
+                           : available_memory(runtime.hostname(), runtime.local_size()));
   });
   // Before any work: directories that cannot be written, or a checkpoint that would not fit, stop the run
   // here rather than at its first checkpoint write (with checkpoint.every_steps = 0, after the training).
@@ -107,6 +114,9 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   const model::Precision precision = products_precision(config);
   p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store, precision);
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
+  // MFU's denominator: a device's datasheet bf16 peak where the table knows it, else a measured one.
+  if (peak_flops <= 0 && on_device)
+    peak_flops = train::peak_for_device(device.seen.name, device.seen.cc_major, device.seen.cc_minor);
   if (peak_flops <= 0) peak_flops = model::measure_gemm_peak(precision);
   p.trainer.emplace(train_options(config, peak_flops), *p.model, *p.store, *p.optimizer, *p.comm);
   start_memory_tier();

@@ -68,7 +68,18 @@ AvailableMemory available_memory(const std::string& host, int local_ranks) {
 }
 
 std::string AvailableMemory::described() const {
+  if (place == dist::TensorPlace::device) return source;
   return cat(source, ", shared by its ", counted(local_ranks, "rank"));
+}
+
+AvailableMemory device_available_memory(const dist::DeviceQuery& seen, const std::string& host) {
+  LLMTRAIN_CHECK(seen.has_device(), "device_available_memory: this rank has no CUDA device");
+  AvailableMemory out;
+  out.place = dist::TensorPlace::device;
+  out.bytes_per_rank = double(seen.free_bytes);
+  out.source = cat(format_bytes(double(seen.free_bytes)), " free of ", format_bytes(double(seen.total_bytes)),
+                   " on CUDA device ", seen.device, " (", seen.name, ") of host ", host);
+  return out;
 }
 
 std::string available_here(const AvailableMemory& available, int planned_ranks, int launched_ranks) {
@@ -84,8 +95,9 @@ namespace {
 // The fewest ranks, at least `from`, on which parallel.strategy = "fsdp" needs at most `budget` per rank by the
 // dry-run estimate, with that estimate; 0 when no count up to 2^20 does (the window and activations alone
 // exceed it). The estimate falls as the ranks grow (state / ranks), so a doubling then a bisection finds it.
-std::pair<int, double> fsdp_ranks_that_fit(const Config& config, const ModelConfig& model, int from, double budget) {
-  const auto needs = [&](int ranks) { return estimate_memory(config, model, ranks).total("fsdp"); };
+std::pair<int, double> fsdp_ranks_that_fit(const Config& config, const ModelConfig& model, int from, double budget,
+                                           dist::TensorPlace place) {
+  const auto needs = [&](int ranks) { return estimate_memory(config, model, ranks, place).total("fsdp"); };
   constexpr int kMostRanks = 1 << 20;
   int high = std::max(from, 1);
   while (needs(high) > budget) {
@@ -106,7 +118,7 @@ std::pair<int, double> fsdp_ranks_that_fit(const Config& config, const ModelConf
 std::string memory_remedies(const Config& config, const ModelConfig& model, int world_size,
                             const AvailableMemory& available) {
   const std::string& strategy = config.parallel.strategy;
-  const MemoryEstimate estimate = estimate_memory(config, model, world_size);
+  const MemoryEstimate estimate = estimate_memory(config, model, world_size, available.place);
   const double budget = available.bytes_per_rank, needed = estimate.total(strategy);
   std::vector<std::string> advice;
   // Activations scale with the tokens of a micro-batch; worth lowering only if the rest fits.
@@ -121,7 +133,8 @@ std::string memory_remedies(const Config& config, const ModelConfig& model, int 
       Config recompute = config;
       recompute.train.recompute = "blocks";
       advice.push_back(cat("set train.recompute = \"blocks\" (about ",
-                           format_bytes(estimate_memory(recompute, model, world_size).total(strategy)), " per rank)"));
+                           format_bytes(estimate_memory(recompute, model, world_size, available.place).total(strategy)),
+                           " per rank)"));
     }
     if (std::int64_t(room * double(seq_len)) >= 1)
       advice.push_back(cat("lower data.seq_len from ", seq_len, " to ", std::int64_t(room * double(seq_len)),
@@ -129,7 +142,7 @@ std::string memory_remedies(const Config& config, const ModelConfig& model, int 
   }
   // Sharding: the fewest ranks (placed like these) on which fsdp fits.
   const auto [ranks, fsdp_needs] = fsdp_ranks_that_fit(config, model, strategy == "fsdp" ? world_size + 1 : world_size,
-                                                       budget);
+                                                       budget, available.place);
   if (ranks > 0) {
     const std::string where = cat("about ", format_bytes(fsdp_needs), " per rank by the estimate",
                                   available.local_ranks > 1 ? cat(", with ", available.local_ranks, " per node as here")
@@ -149,17 +162,18 @@ std::string memory_remedies(const Config& config, const ModelConfig& model, int 
 }
 
 void check_memory(const Config& config, const ModelConfig& model, int world_size, const AvailableMemory& available) {
-  const MemoryEstimate estimate = estimate_memory(config, model, world_size);
+  const MemoryEstimate estimate = estimate_memory(config, model, world_size, available.place);
   const double needed = estimate.total(config.parallel.strategy);
   if (needed <= available.bytes_per_rank) return;
+  const char* what = available.place == dist::TensorPlace::device ? "device memory" : "memory";
   const std::string message =
       cat("this run needs about ", format_bytes(needed), " per rank (estimate for parallel.strategy = \"",
           config.parallel.strategy, "\" on ", counted(world_size, "rank"), ": weights, gradients and AdamW moments ",
           format_bytes(needed - estimate.activations), " + activations ", format_bytes(estimate.activations),
           "; llmtrain --dry-run shows it), but ", format_bytes(available.bytes_per_rank), " is available per rank (",
           available.described(), "). To fit: ", memory_remedies(config, model, world_size, available));
-  LLMTRAIN_CHECK(!config.train.check_memory, "not enough memory: ", message);
-  log_warn("memory check (train.check_memory = false): ", message);
+  LLMTRAIN_CHECK(!config.train.check_memory, "not enough ", what, ": ", message);
+  log_warn(what, " check (train.check_memory = false): ", message);
 }
 
 }  // namespace llmtrain::job

@@ -4,21 +4,23 @@
 // outcome: e.g. parallel.strategy = "fsdp" with the rank count at which the estimate fits), instead of being
 // killed by the kernel mid-allocation; train.check_memory = false turns the refusal into a warning.
 //
-// It checks host memory: in a CUDA build the model lives in device memory, which this does not see.
+// A run on CUDA devices (train.device) checks the device estimate against its device's free memory instead.
 #pragma once
 
 #include <string>
 
 #include "dry_run_report.hpp"
+#include "llmtrain/dist/device_query.hpp"
 
 namespace llmtrain::job {
 
 struct AvailableMemory {
   double bytes_per_rank = 0;
   std::string source;     // how the host's figure was found: "61.20 GiB available (MemAvailable) on host n1"
-  int local_ranks = 1;    // the ranks on this host that share it
+  int local_ranks = 1;    // the ranks on this host that share it (a device's: its one rank)
+  dist::TensorPlace place = dist::TensorPlace::host;  // host memory, or one rank's CUDA device
   double host_bytes() const { return bytes_per_rank * local_ranks; }
-  // source and how it is shared: "..., shared by its 2 ranks"
+  // source and how it is shared: "..., shared by its 2 ranks" (a device's: source alone)
   std::string described() const;
 };
 
@@ -27,6 +29,10 @@ double parse_mem_available(const std::string& meminfo);
 
 // What a rank on this host may use: min(MemAvailable, cgroup limit - cgroup usage) / local_ranks.
 AvailableMemory available_memory(const std::string& host, int local_ranks);
+
+// What a rank may use on its CUDA device (seen.has_device()): the free memory cudaMemGetInfo reported, the
+// device named in source.
+AvailableMemory device_available_memory(const dist::DeviceQuery& seen, const std::string& host);
 
 // What the dry run prints after "available here: " when it plans for `planned_ranks` ranks while `launched_ranks`
 // run it: per rank as a run would check it, or, for a planned world size, the host's memory with what each
@@ -41,7 +47,7 @@ std::string memory_remedies(const Config& config, const ModelConfig& model, int 
                             const AvailableMemory& available);
 
 // Throws llmtrain::Error (train.check_memory) or logs a warning when the estimate for the configured
-// parallel.strategy on `world_size` ranks exceeds the memory available per rank.
+// parallel.strategy on `world_size` ranks, in available.place, exceeds the memory available per rank.
 void check_memory(const Config& config, const ModelConfig& model, int world_size, const AvailableMemory& available);
 
 }  // namespace llmtrain::job

@@ -18,6 +18,7 @@
 #include "llmtrain/dist/gather_bytes.hpp"
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
+#include "device_choice.hpp"
 #include "dry_run_report.hpp"
 #include "network_check.hpp"
 #include "storage_check.hpp"
@@ -73,6 +74,14 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
                            CheckpointRoom::kept, result);
     check_memory_dir(config, config.model.resolved(std::max<std::int64_t>(vocab, 1), config.data.seq_len), runtime.size(),
                      runtime.local_size(), buddies_expected(runtime), result);
+  }
+  // train.device as the run will resolve it on this rank: "cuda" without a GPU per rank is a problem here.
+  try {
+    const DeviceChoice device =
+        resolve_device(config.train.device, devices_seen(config, runtime), device_training_available());
+    result.notes.push_back(cat("train.device: ", device.name(), " (", device.why, ")"));
+  } catch (const Error& e) {
+    result.problems.push_back(e.what());
   }
   const CheckResult net = check_network(runtime, kConnectTimeoutMs);
   result.problems.insert(result.problems.end(), net.problems.begin(), net.problems.end());

@@ -61,6 +61,7 @@ bool may_change_at_resume(const std::string& key) {
   static const char* const exact[] = {"train.steps",     "train.batch_size",  "train.grad_accum",  "train.run_dir",
                                       "train.eval_every", "train.eval_batches", "train.recompute",  "tokenizer.path",
                                       "train.sample_every", "train.sample_prompt", "train.sample_tokens",
+                                      "train.device",
                                       "data.threads",     "data.prefetch_rows", "data.prefetch_thread", "data.allow_corpus_change",
                                       "data.on_bad_record", "data.max_bad_fraction"};
   for (const char* k : exact)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "device_choice.hpp"
 #include "dry_run_report.hpp"
 #include "memory_check.hpp"
 #include "storage_check.hpp"
@@ -23,6 +24,30 @@
 namespace llmtrain::job {
 namespace {
 
+// The dry run's device lines: train.device as a run here would resolve it on rank 0 (or the error it would stop
+// with), and where that is cuda, or cuda was asked for, the device memory estimate with what this rank's
+// device has free (without a device here, the estimate alone).
+std::string device_report(const Config& config, const ModelConfig& model, int planned, const dist::DeviceQuery& seen,
+                          const std::string& host) {
+  std::string out;
+  bool on_device = config.train.device == "cuda";
+  try {
+    const DeviceChoice choice = resolve_device(config.train.device, seen, device_training_available());
+    out += cat("device: ", choice.name(), " (", choice.why, ")\n");
+    on_device = on_device || choice.device == Device::cuda;
+  } catch (const Error& e) {
+    out += cat("device: a run here stops: ", e.what(), "\n");
+  }
+  if (!on_device) return out;
+  out += device_memory_report(config, model, planned);
+  if (!seen.has_device())
+    return out + cat("  available on the device here: no CUDA device for this rank (",
+                     counted(seen.device_count, "CUDA device"), ", ", counted(seen.local_ranks, "rank"),
+                     " on this node): the estimate is not compared\n");
+  return out + cat("  available on the device here: ", device_available_memory(seen, host).described(),
+                   "; a run refuses to start above it unless train.check_memory = false\n");
+}
+
 void print_dry_run(const Config& config, dist::Runtime& runtime, int world_size) {
   ModelConfig model;
   dist::agree(runtime, [&] {
@@ -33,12 +58,14 @@ void print_dry_run(const Config& config, dist::Runtime& runtime, int world_size)
   // What the memory check of a real run on this host would compare the estimate with.
   const AvailableMemory available = available_memory(runtime.hostname(), runtime.local_size());
   const int planned = world_size > 0 ? world_size : runtime.size();
+  const dist::DeviceQuery seen = devices_seen(config, runtime);
   std::printf("# llmtrain %s: resolved configuration of %s (%s on %s)\n\n%s%s"
-              "  available here: %s; a run refuses to start above it unless train.check_memory = false\n",
+              "  available here: %s; a run refuses to start above it unless train.check_memory = false\n%s",
               LLMTRAIN_VERSION, config.source_file.c_str(), counted(runtime.size(), "rank").c_str(),
               counted(runtime.node_count(), "node").c_str(), to_toml(config).c_str(),
               dry_run_report(config, model, planned).c_str(),
-              available_here(available, planned, runtime.size()).c_str());
+              available_here(available, planned, runtime.size()).c_str(),
+              device_report(config, model, planned, seen, runtime.hostname()).c_str());
 }
 
 void set_up_logging(const Config& config, dist::Runtime& runtime) {

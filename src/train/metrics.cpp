@@ -49,7 +49,8 @@ void MetricsLog::write_step(const StepMetrics& m) {
                         {"backward", m.backward_s},
                         {"optimizer", m.optimizer_s},
                         {"step", m.step_s}}},
-                      {"mem", {{"shard_bytes", m.shard_bytes}, {"peak_bytes", m.peak_bytes}}},
+                      {"mem", {{"shard_bytes", m.shard_bytes}, {"peak_bytes", m.peak_bytes},
+                               {"device_peak_bytes", m.device_peak_bytes}}},
                       {"comm", {{"gather_s", m.gather_s}, {"reduce_s", m.reduce_s}, {"exposed_s", m.exposed_s},
                                 {"gather_wait_s", m.gather_wait_s}, {"gather_bytes", m.gather_bytes},
                                 {"reduce_bytes", m.reduce_bytes}}}};

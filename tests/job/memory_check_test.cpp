@@ -2,7 +2,8 @@
 // run whose estimate exceeds what a rank may use is refused with the estimate, the available memory, where
 // that figure came from and the settings to change (only those that would change something, with the fsdp rank
 // count at which the estimate fits); train.check_memory = false makes it a warning. The dry run planning for
-// another world size states what each of its ranks would get here.
+// another world size states what each of its ranks would get here. On a CUDA device the device estimate is
+// compared with the device's free memory.
 #include <gtest/gtest.h>
 
 #include "llmtrain/config/config.hpp"
@@ -221,6 +222,78 @@ TEST(MemoryCheck, AsynchronousCheckpointsAddTheirStagingShareToEveryStrategy) {
   for (const char* strategy : {"replicated", "fsdp", "hsdp"})
     EXPECT_EQ(async.total(strategy), sync.total(strategy) + staging) << strategy;
   EXPECT_NE(dry_run_report(config, model, 4).find("checkpoint staging "), std::string::npos);
+}
+
+// On a CUDA device: the host's state, window and activations; its workspaces instead of the host's buffers
+// (the bf16 head copies, checkpoint staging and snapshot buffers stay in host memory).
+TEST(MemoryCheck, TheDeviceEstimateCountsTheStateActivationsAndWorkspaces) {
+  Config config = preset("tiny.toml");
+  config.train.batch_size = 4;
+  config.data.seq_len = 128;
+  config.train.recompute = "none";
+  config.checkpoint.dir = "ckpt";
+  config.checkpoint.async = true;
+  config.checkpoint.memory_every_steps = 10;
+  const ModelConfig model = small_model();
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (const char* precision : {"fp32", "bf16"}) {
+    config.train.precision = precision;
+    const MemoryEstimate host = estimate_memory(config, model, 2);
+    const MemoryEstimate device = estimate_memory(config, model, 2, dist::TensorPlace::device);
+    EXPECT_EQ(device.place, dist::TensorPlace::device);
+    EXPECT_EQ(device.state_replicated, host.state_replicated);
+    EXPECT_EQ(device.fsdp_window, host.fsdp_window);
+    EXPECT_EQ(device.activations, host.activations);
+    EXPECT_EQ(device.head_copies + device.checkpoint_staging + device.memory_snapshot, 0.0);
+    EXPECT_GT(host.checkpoint_staging, 0.0);
+    EXPECT_EQ(host.device_workspaces, 0.0);
+    // cuBLAS's pool; in bf16 also cuBLASLt's and the operands rounded to bf16: the largest weight (the head's
+    // 1000 x 64) and the largest activation (4 x 128 tokens of the 2 x 128-wide gate and up outputs).
+    const double workspaces = std::string(precision) == "fp32"
+                                  ? 32 * kMiB
+                                  : 64 * kMiB + 2.0 * (1000.0 * 64 + 4.0 * 128 * 2 * 128);
+    EXPECT_EQ(device.device_workspaces, workspaces) << precision;
+    for (const char* strategy : {"replicated", "fsdp"})
+      EXPECT_EQ(device.total(strategy), host.total(strategy) - host.head_copies - host.checkpoint_staging -
+                                            host.memory_snapshot + workspaces)
+          << strategy << " " << precision;
+  }
+  const std::string report = device_memory_report(config, model, 2);
+  EXPECT_EQ(report.rfind("device memory per rank at 2 ranks (on its CUDA device; estimate, float32 state; ", 0), 0u)
+      << report;
+  EXPECT_NE(report.find("workspaces " + format_bytes(64 * kMiB + 2.0 * (1000.0 * 64 + 4.0 * 128 * 2 * 128)) +
+                        " (cuBLAS, cuBLASLt, bf16 operand copies)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("fsdp: fully sharded over 2 ranks"), std::string::npos) << report;
+}
+
+// A run on devices compares the device estimate with the device's free memory, and says so.
+TEST(MemoryCheck, ADeviceRunIsCheckedAgainstItsDevicesFreeMemory) {
+  const Config config = small_config();
+  const ModelConfig model = small_model();
+  dist::DeviceQuery seen;
+  seen.cuda_build = true;
+  seen.device_count = 1;
+  seen.device = 0;
+  seen.name = "NVIDIA H100 80GB HBM3";
+  seen.total_bytes = std::uint64_t(80) << 30;
+  const double needed = estimate_memory(config, model, 1, dist::TensorPlace::device).total("replicated");
+  seen.free_bytes = std::uint64_t(needed);
+  AvailableMemory device = device_available_memory(seen, "n1");
+  EXPECT_EQ(device.place, dist::TensorPlace::device);
+  EXPECT_EQ(device.described(), cat(format_bytes(double(seen.free_bytes)), " free of 80.00 GiB on CUDA device 0 "
+                                    "(NVIDIA H100 80GB HBM3) of host n1"));
+  check_memory(config, model, 1, device);  // fits exactly
+  seen.free_bytes = std::uint64_t(needed / 2);
+  device = device_available_memory(seen, "n1");
+  const std::string what = refusal(config, model, 1, device);
+  EXPECT_EQ(what.rfind("not enough device memory: this run needs about " + format_bytes(needed) + " per rank", 0), 0u)
+      << what;
+  EXPECT_NE(what.find("on CUDA device 0 (NVIDIA H100 80GB HBM3) of host n1). To fit: "), std::string::npos) << what;
+  EXPECT_EQ(what.find("shared by"), std::string::npos) << what;
+  seen.device = -1;
+  EXPECT_THROW(device_available_memory(seen, "n1"), Error);
 }
 
 }  // namespace

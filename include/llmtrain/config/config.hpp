@@ -67,6 +67,7 @@ struct TrainConfig {
   double grad_clip;
   std::string recompute;
   std::string precision;
+  std::string device;  // "auto" | "cpu" | "cuda": where the model trains (job/device_choice.hpp)
   std::int64_t eval_every;
   std::int64_t eval_batches;
   std::int64_t sample_every;

@@ -56,12 +56,16 @@ class Collectives {
 // build) host memory only.
 enum class TensorPlace { host, device };
 
-// backend: "mpi", "nccl", or "auto": the one that carries tensors where they live (nccl for device tensors
-// in a CUDA build, mpi for host tensors, whether or not a GPU is visible). "nccl" for host tensors is an
-// error naming parallel.backend. The result spans all ranks of the runtime, on a communicator of its own.
-// collective_timeout_s (parallel.collective_timeout_s; 0: none): NCCL only, an operation still incomplete
-// that long into a wait aborts its communicator and throws (src/dist/cuda/nccl_collectives.cpp). MPI waits
-// have no limit: a rank that dies ends the job through the launcher, and the job's own checks bound its waits.
+// The backend ("mpi" or "nccl") that parallel.backend = `backend` means for tensors in `tensors`: "auto" is
+// the one that carries tensors where they live (nccl for device tensors, which train.device = "cuda" puts
+// there; mpi for host tensors, whether or not a GPU is visible). "nccl" for host tensors, "mpi" for device
+// tensors, device tensors or "nccl" in a build without CUDA, and an unknown name are errors naming the setting.
+std::string collectives_backend(const std::string& backend, TensorPlace tensors);
+
+// The collectives_backend() of `backend` and `tensors`, spanning all ranks of the runtime, on a communicator of
+// its own. collective_timeout_s (parallel.collective_timeout_s; 0: none): NCCL only, an operation still
+// incomplete that long into a wait aborts its communicator and throws (src/dist/cuda/nccl_collectives.cpp).
+// MPI waits have no limit: a rank that dies ends the job through the launcher.
 std::unique_ptr<Collectives> make_collectives(const std::string& backend, const Runtime& runtime,
                                               TensorPlace tensors = TensorPlace::host, double collective_timeout_s = 0);
 

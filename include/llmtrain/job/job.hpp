@@ -1,7 +1,7 @@
 // A training run assembled from its configuration: the one place that builds the parts and hands each
 // the parts it uses (docs/architecture.md has the picture).
 //
-//   runtime (MPI) -> collectives -> tokenizer -> train / eval loaders
+//   runtime (MPI) -> device (train.device) -> collectives -> tokenizer -> train / eval loaders
 //                 -> parameter store (replicated; sharded with FSDP) -> model (reaches units via the store)
 //                 -> AdamW (over the store's ranges) -> trainer + hooks (stop agreement, provenance,
 //                    metrics, evaluation, checkpoints), after restoring checkpoint.resume (or, when
@@ -26,7 +26,8 @@ namespace llmtrain::job {
 
 class Job {
  public:
-  // peak_flops: per-rank flop/s for MFU (0: measure the sgemm peak now).
+  // peak_flops: per-rank flop/s for MFU (0: on a CUDA device its datasheet bf16 peak, train/device_peak.hpp,
+  // where known; else measure the gemm peak now).
   Job(const Config& config, dist::Runtime& runtime, double peak_flops = 0);
   ~Job();
   Job(const Job&) = delete;

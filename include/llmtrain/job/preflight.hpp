@@ -2,6 +2,8 @@
 // every rank and reported once with a diagnosis per problem:
 //   - the configuration loads (the same checks as a run);
 //   - the tokenizer loads; every corpus file of every dataset opens and reads, on every node;
+//   - train.device resolves on every rank as the run will resolve it ("cuda" without a GPU per rank, a
+//     problem; docs/gpu.md);
 //   - the run directory (where checkpoints go) can be created and written on every node, and has room for
 //     two checkpoints of the model (the new one is written before the previous one is removed);
 //   - the interfaces named by NCCL_SOCKET_IFNAME and OMPI_MCA_{btl,oob}_tcp_if_include exist and are up on

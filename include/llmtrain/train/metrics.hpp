@@ -38,10 +38,11 @@ struct StepMetrics {
   double data_wait_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;  // incl. all-reduce in optimizer
   double step_s = 0;
   // This rank's: parameter + gradient + AdamW bytes of its ranges, peak bytes of all Kokkos allocations in
-  // the step (parallel/memory_tracker.hpp), and seconds with a gather / a reduction in flight and with
-  // compute blocked waiting for one (gather_wait_s: for a gather), and the bytes it sent plus received in
-  // parameter gathers / gradient reductions (parallel::CommTimes says how they are counted).
-  std::int64_t shard_bytes = 0, peak_bytes = 0;
+  // the step (parallel/memory_tracker.hpp), peak bytes allocated on its CUDA device in the step (0 on the
+  // CPU, and until the device training step of issue 28 fills it), and seconds with a gather / a reduction in
+  // flight and with compute blocked waiting for one (gather_wait_s: for a gather), and the bytes it sent plus
+  // received in parameter gathers / gradient reductions (parallel::CommTimes says how they are counted).
+  std::int64_t shard_bytes = 0, peak_bytes = 0, device_peak_bytes = 0;
   double gather_s = 0, reduce_s = 0, exposed_s = 0, gather_wait_s = 0;
   std::int64_t gather_bytes = 0, reduce_bytes = 0;
   std::optional<CheckpointCost> ckpt;  // in a run that writes checkpoints, on every line
