@@ -19,12 +19,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-# The model's shape: llmtrain's [model] keys under the names below (resolved: no 0 = "derive it").
-SHAPE_DEFAULTS = dict(vocab=50257, rope_theta=10000.0, norm_eps=1e-5, tied=True)
-PRESETS = {
-    "tiny": dict(SHAPE_DEFAULTS, dim=128, n_layers=4, n_heads=4, n_kv_heads=2, ffn_hidden=384),
-    "small": dict(SHAPE_DEFAULTS, dim=768, n_layers=12, n_heads=12, n_kv_heads=4, ffn_hidden=2048),
-}
+from model_shape import PRESETS, train_flops_per_token
 
 
 class Block(torch.nn.Module):
@@ -88,15 +83,6 @@ def init_weights(model):
         for p in model.parameters():
             if p.dim() == 2:
                 p.normal_(0.0, 0.02)
-
-
-def train_flops_per_token(c, seq):
-    """llmtrain's MFU numerator (ModelConfig::train_flops): 6 flops per matrix weight and token, the head
-    once, plus causal attention (QK^T and PV over seq / 2 keys on average, x3 for training)."""
-    hd = c["dim"] // c["n_heads"]
-    matmul_params = c["n_layers"] * (c["dim"] * (c["n_heads"] + 2 * c["n_kv_heads"]) * hd + c["dim"] ** 2
-                                     + 3 * c["dim"] * c["ffn_hidden"]) + c["vocab"] * c["dim"]
-    return 6 * matmul_params + 6 * c["n_layers"] * c["dim"] * seq
 
 
 def main():

@@ -21,44 +21,15 @@ import argparse
 import json
 import math
 import os
-import re
 import statistics
 import sys
 import time
-import tomllib
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from torch_train_step import Model, init_weights, train_flops_per_token  # noqa: E402  (perf/)
-
-# [model] keys the reference does not implement, with the value under which the model computes without them.
-UNSUPPORTED_UNLESS = {"mask_documents": False, "embedding_multiplier": 1.0, "residual_multiplier": 1.0,
-                      "attention_multiplier": 0.0, "logits_scaling": 1.0, "rope_type": "default"}
-
-
-def read_dry_run(path):
-    """The model shape, batch and precision from llmtrain's --dry-run printout: the resolved configuration
-    (TOML) up to the `model: ...` summary line, whose derived sizes fill the keys a file leaves at 0."""
-    with open(path) as f:
-        text = f.read()
-    summary = re.search(r"^model: [\d.]+[KMB]? parameters \((\d+)\), (\d+) blocks of width (\d+), "
-                        r"SwiGLU width (\d+), vocabulary (\d+)$", text, re.M)
-    if summary is None:
-        sys.exit(f"{path}: no 'model: ... parameters' line; is it llmtrain --dry-run's output?")
-    config = tomllib.loads(text[:summary.start()])
-    m = config["model"]
-    for key, neutral in UNSUPPORTED_UNLESS.items():
-        if m.get(key, neutral) != neutral:
-            sys.exit(f"{path}: model.{key} = {m[key]!r} is not implemented by the PyTorch reference")
-    shape = dict(vocab=int(summary[5]), dim=m["d_model"], n_layers=m["n_layers"], n_heads=m["n_heads"],
-                 n_kv_heads=m["n_kv_heads"] or m["n_heads"], ffn_hidden=int(summary[4]),
-                 rope_theta=float(m["rope_theta"]), norm_eps=float(m["norm_eps"]), tied=m["tie_embeddings"])
-    train = config["train"]
-    return dict(shape=shape, parameters=int(summary[1]), seq=config["data"]["seq_len"],
-                rows=train["batch_size"] * train["grad_accum"], precision=train["precision"])
-
+from model_shape import read_dry_run, train_flops_per_token  # noqa: E402  (perf/)
+from torch_train_step import Model, init_weights  # noqa: E402
 
 def measure_peak_flops(device):
     """A large matrix product's rate: bf16 8192^3 on CUDA, fp32 1024^3 on CPU; median of 10 after 3."""
@@ -139,7 +110,10 @@ def main():
     ap.add_argument("--peak-tflops", type=float, default=0.0)
     ap.add_argument("--json-out", help="append each mode's JSON line to this file too")
     args = ap.parse_args()
-    run = read_dry_run(args.dry_run)
+    try:
+        run = read_dry_run(args.dry_run)
+    except ValueError as error:
+        sys.exit(str(error))
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("torch sees no CUDA device")
     peak_flops = args.peak_tflops * 1e12 if args.peak_tflops > 0 else measure_peak_flops(args.device)
