@@ -76,6 +76,7 @@ EOF
 echo "== environment"
 tests_tsv=$work/gpu_tests.tsv
 cuda_path=$(cuda_library_path)
+bundle_lib=""
 if [[ -n $build_dir ]]; then
   bin=$build_dir/bin
   ctest --test-dir "$build_dir" -L gpu --show-only=json-v1 >"$work/ctest.json" &&
@@ -95,22 +96,26 @@ else
   cp "$work/bundle/gpu_tests.tsv" "$tests_tsv"
   export OPAL_PREFIX=$work/bundle/openmpi
   export OPAL_PKGLIBDIR=$OPAL_PREFIX/lib/openmpi3 OPAL_PKGDATADIR=$OPAL_PREFIX/share/openmpi
-  cuda_path=$work/bundle/lib${cuda_path:+:$cuda_path}
+  bundle_lib=$work/bundle/lib
   echo "binaries: $bundle ($(head -1 "$bundle/MANIFEST.txt" 2>/dev/null))"
 fi
-export LD_LIBRARY_PATH=$cuda_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Our programs run under `ours` (the bundle's libraries, then CUDA's), the probe under `cuda` (CUDA's alone:
+# it loads the CUDA libraries our programs load, and python none of the bundle's Debian ones); PyTorch keeps
+# this machine's environment, so that it loads its own CUDA libraries.
+cuda=(env "LD_LIBRARY_PATH=$cuda_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+ours=(env "LD_LIBRARY_PATH=${bundle_lib:+$bundle_lib:}$cuda_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 # One process, no mpirun: a singleton that starts no Open MPI daemon.
 export OMPI_MCA_ess_singleton_isolated=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export LLMTRAIN_SOURCE_DIR=$repo
-echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-"$bin/llmtrain" --version || echo "llmtrain does not start here (exit $?)"
+echo "our programs run with ${ours[1]}"
+"${ours[@]}" "$bin/llmtrain" --version || echo "llmtrain does not start here (exit $?)"
 
 echo "== versions"
-bounded $deadline 60 "$work/versions.log" "$python" perf/gpu/gpu_info.py --json "$out/versions.json"
+bounded $deadline 60 "$work/versions.log" "${cuda[@]}" "$python" perf/gpu/gpu_info.py --json "$out/versions.json"
 cat "$work/versions.log"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
   --format=csv 2>&1 | head -3
-echo "llmtrain loads:"; ldd "$bin/llmtrain" | grep -E 'libcuda|cublas|nccl|cudnn|not found' | sed 's/^[[:space:]]*/  /'
+echo "llmtrain loads:"; "${ours[@]}" ldd "$bin/llmtrain" | grep -E 'libcuda|cublas|nccl|cudnn|not found' | sed 's/^[[:space:]]*/  /'
 devices=$("$python" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$out/versions.json" 2>/dev/null || echo 0)
 { echo; echo "## Versions"; echo; echo '```'; cat "$work/versions.log"; echo '```'; } >>"$summary"
 
@@ -131,7 +136,7 @@ else
     ((limit > per_test_cap)) && limit=$per_test_cap
     echo "=== $name" >>"$out/tests.log"
     started=$SECONDS
-    bounded $part1_until "$limit" "$out/tests.log" "$bin/$program" "${test[@]:3}" </dev/null
+    bounded $part1_until "$limit" "$out/tests.log" "${ours[@]}" "$bin/$program" "${test[@]:3}" </dev/null
     rc=$?
     case $rc in
       0) result=pass ;;
@@ -176,11 +181,11 @@ if ((devices > 0)); then
           --set train.warmup_steps=0 --set train.eval_every=0 --set train.eval_batches=1
           --set log.every_steps=1 --set train.run_dir="$work/runs/$model")
     dry=$work/$model.dry metrics=$work/runs/$model/metrics.jsonl torch_json=$work/$model.torch.jsonl
-    bounded $deadline 30 "$dry" "$bin/llmtrain" --dry-run "$config" "${sets[@]}"
+    bounded $deadline 30 "$dry" "${ours[@]}" "$bin/llmtrain" --dry-run "$config" "${sets[@]}"
     { echo "### $model: llmtrain --dry-run"; cat "$dry"; } >>"$out/throughput.log"
     grep -E '^(model|batch):' "$dry"
     echo "### $model: llmtrain" >>"$out/throughput.log"
-    bounded $deadline "$llm_cap" "$out/throughput.log" "$bin/llmtrain" "$config" "${sets[@]}" --set train.device=cuda </dev/null
+    bounded $deadline "$llm_cap" "$out/throughput.log" "${ours[@]}" "$bin/llmtrain" "$config" "${sets[@]}" --set train.device=cuda </dev/null
     llm_rc=$?
     peak=$("$python" perf/gpu/throughput.py peak "$dry" "$metrics" 2>/dev/null)
     echo "### $model: PyTorch${peak:+ (peak $peak TFLOP/s, as llmtrain)}" >>"$out/throughput.log"
@@ -209,5 +214,11 @@ fi
 
 ((failed || throughput_failed)) && status=1 || status=0
 { echo; echo "Finished in $SECONDS s of the ${budget} s budget; exit status $status."; } >>"$summary"
+# What the device tool brings back is at most 16 MiB a file: a runaway log keeps its end.
+for f in "$out"/*; do
+  (($(stat -c %s "$f") > 15 * 1024 * 1024)) && tail -c $((15 * 1024 * 1024)) "$f" >"$f.tail" && mv "$f.tail" "$f"
+done
+echo "== summary ($summary)"
+cat "$summary"
 echo "check: $SECONDS s; summary in $summary"
 exit $status
