@@ -32,11 +32,13 @@ cd "$repo" || exit 2
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
 rm -f "$out"/{summary.md,check.log,versions.json,tests.tsv,tests.log,throughput.json,throughput.log}
 exec > >(tee -a "$out/check.log") 2>&1
+tee_pid=$!
 python=${PYTHON:-python3}
 budget=${LLMTRAIN_CHECK_BUDGET_S:-285}
 deadline=$((SECONDS + budget))
 work=$(mktemp -d "${TMPDIR:-/tmp}/llmtrain-gpu-check.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# At exit: the scratch space goes, and tee gets to write the last lines before the script returns.
+trap 'rm -rf "$work"; exec >&- 2>&-; wait $tee_pid' EXIT
 summary=$out/summary.md
 echo "# llmtrain device check, $(date -u +%FT%TZ)" >"$summary"
 

@@ -7,10 +7,12 @@ llmtrain's `--dry-run` printout, and the parameter count must equal the one llmt
 what llmtrain's step is: forward + backward + gradient clipping + AdamW (fused on CUDA), fp32 weights, the
 products in bf16 under autocast when train.precision = "bf16". Tokens are random (synthetic).
 
-Each mode (eager; torch.compile) builds a fresh model and prints one JSON line: median step time over
---steps timed steps after --warmup, tokens/s, MFU = llmtrain's flops per token (the same formula) x tokens/s
-/ peak, and the peak device memory (torch.cuda.max_memory_allocated). The peak is --peak-tflops when given
-(check.sh gives both sides the same), else a bf16 (fp32 on CPU) matrix product measured here.
+Each mode builds a fresh model and prints one JSON line: median step time over --steps timed steps after
+--warmup, tokens/s, MFU = llmtrain's flops per token (the same formula) x tokens/s / peak, and the peak device
+memory (torch.cuda.max_memory_allocated). Modes: eager, and compile: torch.compile of each block (PyTorch's
+regional compilation: one compile serves every block, which keeps it within the device check's time). The
+peak is --peak-tflops when given (check.sh passes llmtrain's), else a bf16 (fp32 on CPU) matrix product
+measured here.
 
 Usage: llmtrain --dry-run CONFIG [--set ...] > shape.txt
        python3 perf/gpu/torch_reference.py shape.txt [--device cuda|cpu] [--modes eager,compile]
