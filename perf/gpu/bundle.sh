@@ -83,6 +83,11 @@ for elf in "$stage"/bin/* "$stage"/lib/* "$stage"/openmpi/lib/openmpi3/*.so; do
   done
 done
 
+# The newest glibc and libstdc++ symbol versions the payload asks for: the machine must bring at least those.
+newest() { for elf in "$stage"/bin/* "$stage"/lib/* "$stage"/openmpi/lib/openmpi3/*.so; do
+  objdump -T "$elf" | grep -o "$1_[0-9.]*"; done | sort -uV | tail -1 | cut -d_ -f2; }
+printf 'glibc\t%s\nGLIBCXX\t%s\n' "$(newest GLIBC)" "$(newest GLIBCXX)" >"$stage/requires.tsv"
+
 mkdir -p "$bundle"
 rm -f "$bundle/payload.tar.xz"
 XZ_OPT="-6 -T0" tar -C "$stage" -cJf "$bundle/payload.tar.xz" .
@@ -93,6 +98,7 @@ packed_bytes=$(stat -c %s "$bundle/payload.tar.xz")
   echo "source: $(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)"
   "$llmtrain" --version | head -1
   echo "device tests: $(wc -l <"$stage/gpu_tests.tsv")"
+  echo "needs: glibc >= $(sed -n 's/^glibc\t//p' "$stage/requires.tsv"), GLIBCXX >= $(sed -n 's/^GLIBCXX\t//p' "$stage/requires.tsv")"
   echo "unpacked ${staged_mb} MiB, packed $((packed_bytes / 1024 / 1024)) MiB"
   (cd "$stage" && find . -type f -printf '%s\t%p\n' | sort -k2)
 } >"$bundle/MANIFEST.txt"

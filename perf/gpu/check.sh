@@ -100,6 +100,13 @@ else
   export OPAL_PKGLIBDIR=$OPAL_PREFIX/lib/openmpi3 OPAL_PKGDATADIR=$OPAL_PREFIX/share/openmpi
   bundle_lib=$work/bundle/lib
   echo "binaries: $bundle ($(head -1 "$bundle/MANIFEST.txt" 2>/dev/null))"
+  # Built on Debian 12: this machine's glibc must be at least as new as the one the payload was linked against.
+  needs=$(sed -n 's/^glibc\t//p' "$work/bundle/requires.tsv" 2>/dev/null)
+  has=$(getconf GNU_LIBC_VERSION 2>/dev/null | cut -d' ' -f2)
+  if [[ -n $needs && -n $has && $(printf '%s\n' "$needs" "$has" | sort -V | head -1) != "$needs" ]]; then
+    echo "warning: the bundle needs glibc >= $needs, this machine has $has: its programs will not start"
+  fi
+  echo "glibc: this machine ${has:-unknown}, the bundle needs ${needs:-unknown}"
 fi
 # Our programs run under `ours` (the bundle's libraries, then CUDA's), the probe under `cuda` (CUDA's alone:
 # it loads the CUDA libraries our programs load, and python none of the bundle's Debian ones); PyTorch keeps
