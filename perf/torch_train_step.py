@@ -2,7 +2,8 @@
 """PyTorch CPU float32 reference for perf/train_step_bench: the same Llama-style model (preset `small`:
 dim 768, 12 layers, 12 heads, 4 KV heads, SwiGLU 2048, GPT-2 vocabulary, tied head), the same batch shape
 and thread count, one training step = forward + backward + clip + AdamW. Uses PyTorch's fast paths
-(scaled_dot_product_attention with GQA, F.rms_norm, foreach AdamW).
+(scaled_dot_product_attention with GQA, F.rms_norm, foreach AdamW). The model (Model, train_flops_per_token)
+is also the GPU reference's, perf/gpu/torch_reference.py, which builds it from any llmtrain configuration.
 
 Usage: python3 perf/torch_train_step.py [--preset small|tiny] [--seq 1024] [--rows 1] [--steps 2] [--threads 1]
                                         [--precision fp32|bf16]
@@ -18,11 +19,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-PRESETS = {
-    "tiny": dict(dim=128, n_layers=4, n_heads=4, n_kv_heads=2, ffn_hidden=384),
-    "small": dict(dim=768, n_layers=12, n_heads=12, n_kv_heads=4, ffn_hidden=2048),
-}
-VOCAB = 50257
+from model_shape import PRESETS, train_flops_per_token
 
 
 class Block(torch.nn.Module):
@@ -40,7 +37,7 @@ class Block(torch.nn.Module):
     def forward(self, x, cos, sin):
         B, T, D = x.shape
         c, hd = self.c, self.hd
-        h = F.rms_norm(x, (D,), self.attn_norm, 1e-5)
+        h = F.rms_norm(x, (D,), self.attn_norm, c["norm_eps"])
         q, k, v = self.wqkv(h).split([c["n_heads"] * hd, c["n_kv_heads"] * hd, c["n_kv_heads"] * hd], dim=-1)
         q = q.view(B, T, c["n_heads"], hd).transpose(1, 2)
         k = k.view(B, T, c["n_kv_heads"], hd).transpose(1, 2)
@@ -48,11 +45,11 @@ class Block(torch.nn.Module):
         q, k = rope(q, cos, sin), rope(k, cos, sin)
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
         x = x + self.wo(a.transpose(1, 2).reshape(B, T, D))
-        g, u = self.w13(F.rms_norm(x, (D,), self.ffn_norm, 1e-5)).chunk(2, dim=-1)
+        g, u = self.w13(F.rms_norm(x, (D,), self.ffn_norm, c["norm_eps"])).chunk(2, dim=-1)
         return x + self.w2(F.silu(g) * u)
 
 
-def rope(x, cos, sin):
+def rope(x, cos, sin):  # Hugging Face's rotate_half layout: pairs (i, i + head_dim / 2), as llmtrain
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
@@ -61,11 +58,13 @@ def rope(x, cos, sin):
 class Model(torch.nn.Module):
     def __init__(self, c, seq):
         super().__init__()
-        self.embedding = torch.nn.Embedding(VOCAB, c["dim"])
+        self.c = c
+        self.embedding = torch.nn.Embedding(c["vocab"], c["dim"])
         self.blocks = torch.nn.ModuleList(Block(c) for _ in range(c["n_layers"]))
         self.final_norm = torch.nn.Parameter(torch.ones(c["dim"]))
+        self.head = None if c["tied"] else torch.nn.Linear(c["dim"], c["vocab"], bias=False)
         hd = c["dim"] // c["n_heads"]
-        ang = torch.arange(seq)[:, None] * 10000.0 ** (-2.0 * torch.arange(hd // 2) / hd)[None, :]
+        ang = torch.arange(seq)[:, None] * c["rope_theta"] ** (-2.0 * torch.arange(hd // 2) / hd)[None, :]
         self.register_buffer("cos", torch.cos(ang))
         self.register_buffer("sin", torch.sin(ang))
 
@@ -73,8 +72,17 @@ class Model(torch.nn.Module):
         x = self.embedding(tokens)
         for block in self.blocks:
             x = block(x, self.cos, self.sin)
-        logits = F.rms_norm(x, (x.shape[-1],), self.final_norm, 1e-5) @ self.embedding.weight.T  # tied
-        return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+        head = self.embedding.weight if self.head is None else self.head.weight
+        logits = F.rms_norm(x, (x.shape[-1],), self.final_norm, self.c["norm_eps"]) @ head.T
+        return F.cross_entropy(logits.view(-1, self.c["vocab"]), targets.view(-1))
+
+
+def init_weights(model):
+    """Llama-style init, as llmtrain: normal(0, 0.02) matrices, norms 1."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.02)
 
 
 def main():
@@ -91,13 +99,10 @@ def main():
     torch.manual_seed(0)
     c = PRESETS[a.preset]
     model = Model(c, a.seq)
-    with torch.no_grad():  # Llama-style init, as llmtrain: normal(0, 0.02) matrices, norms 1
-        for name, p in model.named_parameters():
-            if p.dim() == 2:
-                p.normal_(0.0, 0.02)
+    init_weights(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
     n_params = sum(p.numel() for p in model.parameters())
-    tokens = torch.randint(0, VOCAB, (a.rows, a.seq + 1))
+    tokens = torch.randint(0, c["vocab"], (a.rows, a.seq + 1))
     x, y = tokens[:, :-1], tokens[:, 1:]
     n = 2048
     dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
@@ -108,9 +113,7 @@ def main():
     print(f"torch {torch.__version__}, {a.threads} thread(s), matmul peak (2048^3): {peak / 1e9:.1f} GFLOP/s wall-clock, "
           f"{cpu_peak / 1e9:.1f} GFLOP/s CPU time")
     print(f"model: {a.preset}, {n_params / 1e6:.1f}M parameters, rows {a.rows} x seq {a.seq}, precision {a.precision}")
-    matmul_params = c["n_layers"] * (c["dim"] * (c["n_heads"] + 2 * c["n_kv_heads"]) * (c["dim"] // c["n_heads"])
-                                     + c["dim"] ** 2 + 3 * c["dim"] * c["ffn_hidden"]) + VOCAB * c["dim"]
-    flops = a.rows * a.seq * (6 * matmul_params + 6 * c["n_layers"] * c["dim"] * a.seq)
+    flops = a.rows * a.seq * train_flops_per_token(c, a.seq)
     for s in range(a.steps + 1):
         t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
