@@ -75,9 +75,9 @@ class HostBackend final : public Backend<T> {
     LossSum result;
     Kokkos::parallel_reduce("loss_sum", ops::Range(0, n),
                             KOKKOS_LAMBDA(Index i, double& sum) { sum += double(loss[i]); }, result.sum);
-    Kokkos::parallel_reduce("loss_count", ops::Range(0, n),
-                            KOKKOS_LAMBDA(Index i, std::int64_t& count) { count += targets[i] != ignore_index ? 1 : 0; },
-                            result.count);
+    Kokkos::parallel_reduce(
+        "loss_count", ops::Range(0, n),
+        KOKKOS_LAMBDA(Index i, std::int64_t& count) { count += targets[i] != ignore_index ? 1 : 0; }, result.count);
     return result;
   }
 

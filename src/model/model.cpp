@@ -225,8 +225,8 @@ void Model<T>::State::attend(Index layer, BlockActivations<T>& a) {
   const auto& c = config;
   if (cache && !cache->empty())
     return cache->step(layer, a.attn.data(), a.qkv.data(), batch, rope_cos.data(), rope_sin.data(), precision);
-  backend->rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), n(), seq, c.qkv_width(), c.n_heads + c.n_kv_heads,
-                  c.head_dim(), +1);
+  backend->rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), n(), seq, c.qkv_width(),
+                      c.n_heads + c.n_kv_heads, c.head_dim(), +1);
   backend->attention_forward(attention(), a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr,
                              precision);
   if (cache) cache->store(layer, a.qkv.data(), batch, seq);
@@ -250,7 +250,8 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   backend->swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
   mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w_13(u), D, T(0), s.d_xn.data(), D);
   mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g_13(u), D);
-  backend->rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(), N, D);
+  backend->rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(),
+                            N, D);
   // Attention half.
   backend->copy(d_in, d_mid, N * D);
   mm(Trans::No, Trans::No, N, D, D, r, d_mid, D, w(u, "wo"), D, T(0), s.d_attn.data(), D);
@@ -259,7 +260,7 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
                               a.qkv.data(), use_doc ? doc.data() : nullptr, precision);
   poll_progress();
   backend->rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
-                  c.head_dim(), -1);
+                      c.head_dim(), -1);
   mm(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w_qkv(u), D, T(0), s.d_xn.data(), D);
   mm(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g_qkv(u), D);
   backend->rmsnorm_backward(d_in, g(u, "attn_norm"), s.d_xn.data(), x, w(u, "attn_norm"), a.rstd1.data(), N, D);
@@ -273,8 +274,8 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
   const auto& c = config;
   const Index N = n(), D = c.d_model, V = c.vocab_size;
   const T inv_scaling = T(1.0 / c.logits_scaling);  // Granite's logits_scaling divides the logits (1 for Llama)
-  backend->rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"), N,
-                       D, c.norm_eps);
+  backend->rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"),
+                           N, D, c.norm_eps);
   T* d_final = want_grad ? scratch->d_mid.data() : nullptr;
   // The head's weight is op(B) of every chunk's logits and input gradient, unchanged while the head is
   // acquired: the backend may prepare it once per pass (the host packs bf16 copies: reused_operand.cpp says
@@ -294,7 +295,7 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
        reuse_head);
     if (logits_out) backend->copy(logits_out + r0 * V, z, rows * V);
     backend->cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
-                            grad_scale_per_token, want_grad);
+                                grad_scale_per_token, want_grad);
     if (!want_grad) continue;
     const Stopwatch backward_watch;  // the head's backward half, counted as backward time
     mm(Trans::No, Trans::No, rows, D, V, inv_scaling, z, V, head_weight(), D, T(0), d_final + r0 * D, D,
@@ -307,7 +308,7 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
     T* d_last = scratch->d_resid_a.data();
     backend->fill(d_last, T(0), N * D);
     backend->rmsnorm_backward(d_last, g(head_unit(), "final_norm"), d_final, resid[c.n_layers].data(),
-                          w(head_unit(), "final_norm"), final_rstd.data(), N, D);
+                              w(head_unit(), "final_norm"), final_rstd.data(), N, D);
     times.backward_s += fenced_seconds(backward_watch);
   }
   return backend->loss_sum(row_loss.data(), targets.data(), N, c.ignore_index);

@@ -128,8 +128,8 @@ class CudaBackend final : public Backend<float> {
     const cudaError_t waited = cudaStreamSynchronize(compute_stream());
     const cudaError_t freed = cudaFree(data);
     if (waited != cudaSuccess || freed != cudaSuccess)
-      std::fprintf(stderr, "llmtrain: freeing a device buffer of %lld bytes failed: %s\n", static_cast<long long>(bytes),
-                   cudaGetErrorString(waited != cudaSuccess ? waited : freed));
+      std::fprintf(stderr, "llmtrain: freeing a device buffer of %lld bytes failed: %s\n",
+                   static_cast<long long>(bytes), cudaGetErrorString(waited != cudaSuccess ? waited : freed));
     report_device_free(data, bytes);
   }
 
