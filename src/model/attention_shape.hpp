@@ -12,6 +12,10 @@ struct AttentionShape {
   std::int64_t tile = 128;  // query and key tile length (host tiles; the device kernels choose their own)
   double scale = 0;         // the softmax scale of q.k (Granite's attention_multiplier); 0: 1 / sqrt(head_dim)
   std::int64_t width() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
+  bool operator==(const AttentionShape& o) const {
+    return batch == o.batch && seq_len == o.seq_len && n_heads == o.n_heads && n_kv_heads == o.n_kv_heads &&
+           head_dim == o.head_dim && tile == o.tile && scale == o.scale;
+  }
 };
 
 // The factor scores are scaled by before the softmax: shape.scale, or 1 / sqrt(head_dim) when it is 0. Training,

@@ -2,7 +2,8 @@
 //
 // Reading order: forward_backward() -> embed -> block_forward (per layer) -> final norm -> head_loss
 // (chunked output head fused with cross-entropy and its backward) -> block_backward (per layer, reversed)
-// -> embedding backward. Matrix products go through gemm(); everything else is an ops:: Kokkos kernel.
+// -> embedding backward. Every operation, matrix products included, is one call of the backend
+// (backend.hpp), on buffers in its memory; the model itself touches no element.
 #include "llmtrain/model/model.hpp"
 
 #include <cmath>
@@ -15,15 +16,11 @@
 #include "llmtrain/core/error.hpp"
 #include "llmtrain/core/timer.hpp"
 #include "llmtrain/model/decoder.hpp"
-#include "llmtrain/model/fenced_seconds.hpp"
-#include "llmtrain/model/gemm.hpp"
 #include "llmtrain/model/param_units.hpp"
-#include "ops.hpp"
-#include "reused_operand.hpp"
 
 namespace llmtrain::model {
 
-using ops::Index;
+using Index = std::int64_t;
 
 Recompute parse_recompute(const std::string& name) {
   if (name == "none") return Recompute::None;
@@ -37,6 +34,13 @@ constexpr Index kHeadChunkRows = 256;  // rows of logits alive at once in the ou
 
 template <typename T>
 struct Model<T>::State {
+  explicit State(std::unique_ptr<Backend<T>> own) : own_backend(std::move(own)), backend(own_backend.get()) {}
+  explicit State(Backend<T>& shared) : backend(&shared) {}
+  // What the constructor sets up: the configuration, the unit layouts and the RoPE tables.
+  void init(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units, Precision precision);
+
+  std::unique_ptr<Backend<T>> own_backend;  // a host backend of the model's own, or null; outlives the buffers
+  Backend<T>* backend;
   ModelConfig config;
   Recompute recompute;
   Precision precision;
@@ -44,28 +48,31 @@ struct Model<T>::State {
   std::vector<UnitLayout> layouts;
   std::vector<const T*> param;  // per unit: its parameters while acquired, else null
   std::vector<T*> grad;         // per unit: its gradient buffer between gradient() and grad_ready(), else null
-  Kokkos::View<T*> rope_cos, rope_sin;  // [max_seq_len, head_dim / 2]
+  Buffer<T> rope_cos, rope_sin;  // [max_seq_len, head_dim / 2]
 
   // Buffers for the current micro-batch shape (rebuilt when the shape changes).
   Index batch = 0, seq = 0;
-  Kokkos::View<std::int32_t*> tokens, targets, doc;
+  Buffer<std::int32_t> tokens, targets, doc;
   bool use_doc = false;
-  std::vector<Kokkos::View<T*>> resid;            // n_layers + 1 residual-stream tensors [n, dim]
+  std::vector<Buffer<T>> resid;                   // n_layers + 1 residual-stream tensors [n, dim]
   std::vector<BlockActivations<T>> acts;          // n_layers, or 1 with recompute = blocks
   std::optional<BackwardScratch<T>> scratch;
-  std::optional<Attention<T>> attention;
-  Kokkos::View<T*> final_x, final_rstd, head_logits, row_loss;
-  ReusedOperandB head_packed;  // the head weight's packed bf16 copies, for the chunks of one head pass
+  Buffer<T> final_x, final_rstd, head_logits, row_loss;
   PassTimes times;
   KvCache<T>* cache = nullptr;  // during decode(): where keys and values go (decoder.hpp)
 
   Index n() const { return batch * seq; }
-  // Every product of the model, in the model's precision; with reuse_b (float only), B is its promised matrix.
+  AttentionShape attention() const { return attention_shape(config, batch, seq); }
+  // Every product of the model, in the model's precision; with reuse_b, B is the matrix of the open
+  // begin_reuse (backend.hpp).
   void mm(Trans ta, Trans tb, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b, Index ldb,
-          T beta, T* c, Index ldc, ReusedOperandB* reuse_b = nullptr) {
-    if constexpr (std::is_same_v<T, float>)
-      if (reuse_b) return gemm_reusing_b(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, *reuse_b);
-    gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision);
+          T beta, T* c, Index ldc, bool reuse_b = false) {
+    backend->gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, reuse_b);
+  }
+  // Seconds since `watch` started, once the work queued before has finished.
+  double fenced_seconds(const Stopwatch& watch) {
+    backend->synchronize();
+    return watch.seconds();
   }
   BlockActivations<T>& acts_for(Index layer) { return acts[recompute == Recompute::Blocks ? 0 : layer]; }
   const T* acquired(Index unit) const {
@@ -121,49 +128,49 @@ void Model<T>::State::prepare(const Batch& b) {
   if (b.rows != batch || b.seq_len != seq) {
     batch = b.rows;
     seq = b.seq_len;
-    tokens = Kokkos::View<std::int32_t*>("tokens", n());
-    targets = Kokkos::View<std::int32_t*>("targets", n());
-    doc = Kokkos::View<std::int32_t*>("doc", n());
+    Backend<T>& m = *backend;
+    tokens = Buffer<std::int32_t>(m, n(), "tokens");
+    targets = Buffer<std::int32_t>(m, n(), "targets");
+    doc = Buffer<std::int32_t>(m, n(), "doc");
     resid.clear();
-    for (Index l = 0; l <= c.n_layers; ++l) resid.emplace_back("resid", n() * c.d_model);
+    for (Index l = 0; l <= c.n_layers; ++l) resid.emplace_back(m, n() * c.d_model, "resid");
     acts.clear();
     const Index kept = recompute == Recompute::Blocks ? 1 : c.n_layers;
-    for (Index l = 0; l < kept; ++l) acts.emplace_back(c, batch, seq);
-    scratch.emplace(c, n());
-    attention.emplace(attention_shape(c, batch, seq), precision);
-    final_x = Kokkos::View<T*>("final_x", n() * c.d_model);
-    final_rstd = Kokkos::View<T*>("final_rstd", n());
-    head_logits = Kokkos::View<T*>("head_logits", std::min(kHeadChunkRows, n()) * c.vocab_size);
-    row_loss = Kokkos::View<T*>("row_loss", n());
+    for (Index l = 0; l < kept; ++l) acts.emplace_back(m, c, batch, seq);
+    scratch.emplace(m, c, n());
+    final_x = Buffer<T>(m, n() * c.d_model, "final_x");
+    final_rstd = Buffer<T>(m, n(), "final_rstd");
+    head_logits = Buffer<T>(m, std::min(kHeadChunkRows, n()) * c.vocab_size, "head_logits");
+    row_loss = Buffer<T>(m, n(), "row_loss");
   }
-  auto tok = Kokkos::create_mirror_view(tokens);
-  auto tgt = Kokkos::create_mirror_view(targets);
-  auto dc = Kokkos::create_mirror_view(doc);
+  const std::size_t count = std::size_t(n());
+  std::vector<std::int32_t> tok(count), tgt(count), dc(count);
   use_doc = c.mask_documents && !b.doc_index.empty();
   LLMTRAIN_CHECK(!use_doc || b.doc_index.size() == b.tokens.size(), "batch doc_index has ", b.doc_index.size(),
                  " entries, expected ", b.tokens.size());
   for (Index r = 0; r < batch; ++r) {
     for (Index t = 0; t < seq; ++t) {
-      const Index i = r * seq + t, src = r * b.row_width() + t;
-      tok(i) = b.tokens[src];
-      tgt(i) = b.tokens[src + 1];
-      dc(i) = use_doc ? b.doc_index[src] : 0;
-      LLMTRAIN_CHECK(tok(i) >= 0 && tok(i) < c.vocab_size, "batch token id ", tok(i), " at row ", r, " position ", t,
+      const std::size_t i = std::size_t(r * seq + t), src = std::size_t(r * b.row_width() + t);
+      tok[i] = b.tokens[src];
+      tgt[i] = b.tokens[src + 1];
+      dc[i] = use_doc ? b.doc_index[src] : 0;
+      LLMTRAIN_CHECK(tok[i] >= 0 && tok[i] < c.vocab_size, "batch token id ", tok[i], " at row ", r, " position ", t,
                      " is outside the vocabulary [0, ", c.vocab_size, ")");
-      LLMTRAIN_CHECK(tgt(i) == c.ignore_index || (tgt(i) >= 0 && tgt(i) < c.vocab_size), "batch target id ", tgt(i),
+      LLMTRAIN_CHECK(tgt[i] == c.ignore_index || (tgt[i] >= 0 && tgt[i] < c.vocab_size), "batch target id ", tgt[i],
                      " at row ", r, " position ", t + 1, " is outside the vocabulary [0, ", c.vocab_size, ")");
     }
   }
-  Kokkos::deep_copy(tokens, tok);
-  Kokkos::deep_copy(targets, tgt);
-  Kokkos::deep_copy(doc, dc);
+  tokens.copy_from_host(tok);
+  targets.copy_from_host(tgt);
+  doc.copy_from_host(dc);
 }
 
 template <typename T>
 void Model<T>::State::embed() {
   acquire(0);
-  ops::embedding_forward(resid[0].data(), w(0, "tok_embedding"), tokens.data(), n(), config.d_model);
-  if (config.embedding_multiplier != 1.0) ops::scale(resid[0].data(), T(config.embedding_multiplier), n() * config.d_model);
+  backend->embedding_forward(resid[0].data(), w(0, "tok_embedding"), tokens.data(), n(), config.d_model);
+  if (config.embedding_multiplier != 1.0)
+    backend->scale(resid[0].data(), T(config.embedding_multiplier), n() * config.d_model);
   release(0);
 }
 
@@ -196,18 +203,18 @@ void Model<T>::State::block_forward(Index layer) {
   auto& a = acts_for(layer);
   const T* x = resid[layer].data();
   // Attention half: mid = x + r wo(attention(rope(wqkv(norm(x))))), r the residual multiplier (1 for Llama)
-  ops::rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
+  backend->rmsnorm_forward(a.xn1.data(), a.rstd1.data(), x, w(u, "attn_norm"), N, D, c.norm_eps);
   mm(Trans::No, Trans::Yes, N, W, D, T(1), a.xn1.data(), D, w_qkv(u), D, T(0), a.qkv.data(), W);
   attend(layer, a);
   poll_progress();
-  ops::copy(a.mid.data(), x, N * D);
+  backend->copy(a.mid.data(), x, N * D);
   mm(Trans::No, Trans::Yes, N, D, D, r, a.attn.data(), D, w(u, "wo"), D, T(1), a.mid.data(), D);
   // MLP half: out = mid + r w2(silu(w1(norm(mid))) * w3(norm(mid)))
-  ops::rmsnorm_forward(a.xn2.data(), a.rstd2.data(), a.mid.data(), w(u, "ffn_norm"), N, D, c.norm_eps);
+  backend->rmsnorm_forward(a.xn2.data(), a.rstd2.data(), a.mid.data(), w(u, "ffn_norm"), N, D, c.norm_eps);
   mm(Trans::No, Trans::Yes, N, 2 * F, D, T(1), a.xn2.data(), D, w_13(u), D, T(0), a.h13.data(), 2 * F);
-  ops::swiglu_forward(a.hg.data(), a.h13.data(), N, F);
+  backend->swiglu_forward(a.hg.data(), a.h13.data(), N, F);
   T* out = resid[layer + 1].data();
-  ops::copy(out, a.mid.data(), N * D);
+  backend->copy(out, a.mid.data(), N * D);
   mm(Trans::No, Trans::Yes, N, D, F, r, a.hg.data(), F, w(u, "w2"), F, T(1), out, D);
 }
 
@@ -218,9 +225,10 @@ void Model<T>::State::attend(Index layer, BlockActivations<T>& a) {
   const auto& c = config;
   if (cache && !cache->empty())
     return cache->step(layer, a.attn.data(), a.qkv.data(), batch, rope_cos.data(), rope_sin.data(), precision);
-  ops::rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), n(), seq, c.qkv_width(), c.n_heads + c.n_kv_heads,
-                  c.head_dim(), +1);
-  attention->forward(a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr);
+  backend->rope_apply(a.qkv.data(), rope_cos.data(), rope_sin.data(), n(), seq, c.qkv_width(),
+                      c.n_heads + c.n_kv_heads, c.head_dim(), +1);
+  backend->attention_forward(attention(), a.attn.data(), a.lse.data(), a.qkv.data(), use_doc ? doc.data() : nullptr,
+                             precision);
   if (cache) cache->store(layer, a.qkv.data(), batch, seq);
 }
 
@@ -236,25 +244,26 @@ void Model<T>::State::block_backward(Index layer, T* d_out, T* d_in) {
   const T* x = resid[layer].data();
   // MLP half. The residual passes d_out straight to mid.
   T* d_mid = s.d_mid.data();
-  ops::copy(d_mid, d_out, N * D);
+  backend->copy(d_mid, d_out, N * D);
   mm(Trans::No, Trans::No, N, F, D, r, d_out, D, w(u, "w2"), F, T(0), s.d_hg.data(), F);
   mm(Trans::Yes, Trans::No, D, F, N, r, d_out, D, a.hg.data(), F, T(1), g(u, "w2"), F);
-  ops::swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
+  backend->swiglu_backward(s.d_h13.data(), s.d_hg.data(), a.h13.data(), N, F);
   mm(Trans::No, Trans::No, N, D, 2 * F, T(1), s.d_h13.data(), 2 * F, w_13(u), D, T(0), s.d_xn.data(), D);
   mm(Trans::Yes, Trans::No, 2 * F, D, N, T(1), s.d_h13.data(), 2 * F, a.xn2.data(), D, T(1), g_13(u), D);
-  ops::rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(), N, D);
+  backend->rmsnorm_backward(d_mid, g(u, "ffn_norm"), s.d_xn.data(), a.mid.data(), w(u, "ffn_norm"), a.rstd2.data(),
+                            N, D);
   // Attention half.
-  ops::copy(d_in, d_mid, N * D);
+  backend->copy(d_in, d_mid, N * D);
   mm(Trans::No, Trans::No, N, D, D, r, d_mid, D, w(u, "wo"), D, T(0), s.d_attn.data(), D);
   mm(Trans::Yes, Trans::No, D, D, N, r, d_mid, D, a.attn.data(), D, T(1), g(u, "wo"), D);
-  attention->backward(s.d_qkv.data(), s.d_attn.data(), a.attn.data(), a.lse.data(), a.qkv.data(),
-                      use_doc ? doc.data() : nullptr);
+  backend->attention_backward(attention(), s.d_qkv.data(), s.d_attn.data(), a.attn.data(), a.lse.data(),
+                              a.qkv.data(), use_doc ? doc.data() : nullptr, precision);
   poll_progress();
-  ops::rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
-                  c.head_dim(), -1);
+  backend->rope_apply(s.d_qkv.data(), rope_cos.data(), rope_sin.data(), N, seq, W, c.n_heads + c.n_kv_heads,
+                      c.head_dim(), -1);
   mm(Trans::No, Trans::No, N, D, W, T(1), s.d_qkv.data(), W, w_qkv(u), D, T(0), s.d_xn.data(), D);
   mm(Trans::Yes, Trans::No, W, D, N, T(1), s.d_qkv.data(), W, a.xn1.data(), D, T(1), g_qkv(u), D);
-  ops::rmsnorm_backward(d_in, g(u, "attn_norm"), s.d_xn.data(), x, w(u, "attn_norm"), a.rstd1.data(), N, D);
+  backend->rmsnorm_backward(d_in, g(u, "attn_norm"), s.d_xn.data(), x, w(u, "attn_norm"), a.rstd1.data(), N, D);
 }
 
 // Final norm, then the output head and cross-entropy in chunks of rows: only kHeadChunkRows x vocab logits
@@ -265,26 +274,28 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
   const auto& c = config;
   const Index N = n(), D = c.d_model, V = c.vocab_size;
   const T inv_scaling = T(1.0 / c.logits_scaling);  // Granite's logits_scaling divides the logits (1 for Llama)
-  ops::rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"), N,
-                       D, c.norm_eps);
+  backend->rmsnorm_forward(final_x.data(), final_rstd.data(), resid[c.n_layers].data(), w(head_unit(), "final_norm"),
+                           N, D, c.norm_eps);
   T* d_final = want_grad ? scratch->d_mid.data() : nullptr;
-  // The head's weight is op(B) of every chunk's logits and input gradient: bf16 products pack it once per
-  // pass (it cannot change while the head is acquired; reused_operand.cpp says why that is enough).
-  std::optional<ReusedOperandB::Promise> head_promise;
-  ReusedOperandB* reuse_head = nullptr;
-  if constexpr (std::is_same_v<T, float>)
-    if (N > kHeadChunkRows) {
-      head_promise.emplace(head_packed, head_weight());
-      reuse_head = &head_packed;
+  // The head's weight is op(B) of every chunk's logits and input gradient, unchanged while the head is
+  // acquired: the backend may prepare it once per pass (the host packs bf16 copies: reused_operand.cpp says
+  // why that is enough).
+  const bool reuse_head = N > kHeadChunkRows;
+  if (reuse_head) backend->begin_reuse(head_weight());
+  struct EndReuse {  // with the pass, even when it throws
+    Backend<T>* backend;
+    ~EndReuse() {
+      if (backend) backend->end_reuse();
     }
+  } const end_reuse{reuse_head ? backend : nullptr};
   for (Index r0 = 0; r0 < N; r0 += kHeadChunkRows) {
     const Index rows = std::min(kHeadChunkRows, N - r0);
     T* z = head_logits.data();
     mm(Trans::No, Trans::Yes, rows, V, D, inv_scaling, final_x.data() + r0 * D, D, head_weight(), D, T(0), z, V,
        reuse_head);
-    if (logits_out) ops::copy(logits_out + r0 * V, z, rows * V);
-    ops::cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
-                            grad_scale_per_token, want_grad);
+    if (logits_out) backend->copy(logits_out + r0 * V, z, rows * V);
+    backend->cross_entropy_rows(z, row_loss.data() + r0, targets.data() + r0, rows, V, c.ignore_index,
+                                grad_scale_per_token, want_grad);
     if (!want_grad) continue;
     const Stopwatch backward_watch;  // the head's backward half, counted as backward time
     mm(Trans::No, Trans::No, rows, D, V, inv_scaling, z, V, head_weight(), D, T(0), d_final + r0 * D, D,
@@ -295,55 +306,57 @@ LossSum Model<T>::State::final_and_head(bool want_grad, T grad_scale_per_token, 
   if (want_grad) {
     const Stopwatch backward_watch;
     T* d_last = scratch->d_resid_a.data();
-    ops::fill(d_last, T(0), N * D);
-    ops::rmsnorm_backward(d_last, g(head_unit(), "final_norm"), d_final, resid[c.n_layers].data(),
-                          w(head_unit(), "final_norm"), final_rstd.data(), N, D);
+    backend->fill(d_last, T(0), N * D);
+    backend->rmsnorm_backward(d_last, g(head_unit(), "final_norm"), d_final, resid[c.n_layers].data(),
+                              w(head_unit(), "final_norm"), final_rstd.data(), N, D);
     times.backward_s += fenced_seconds(backward_watch);
   }
-  LossSum result;
-  const T* loss = row_loss.data();
-  const std::int32_t* tgt = targets.data();
-  const std::int32_t ignore = c.ignore_index;
-  Kokkos::parallel_reduce("loss_sum", ops::Range(0, N), KOKKOS_LAMBDA(Index i, double& sum) { sum += double(loss[i]); },
-                          result.sum);
-  Kokkos::parallel_reduce("loss_count", ops::Range(0, N),
-                          KOKKOS_LAMBDA(Index i, std::int64_t& count) { count += tgt[i] != ignore ? 1 : 0; }, result.count);
-  return result;
+  return backend->loss_sum(row_loss.data(), targets.data(), N, c.ignore_index);
 }
 
 template <typename T>
 Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units, Precision precision)
-    : state_(std::make_unique<State>()) {
-  config.validate();
-  LLMTRAIN_CHECK((std::is_same_v<T, float>) || precision == Precision::Fp32,
+    : state_(std::make_unique<State>(make_backend<T>(Device::Cpu))) {
+  state_->init(config, recompute, units, precision);
+}
+
+template <typename T>
+Model<T>::Model(const ModelConfig& config, Recompute recompute, UnitAccess<T>& units, Backend<T>& backend,
+                Precision precision)
+    : state_(std::make_unique<State>(backend)) {
+  state_->init(config, recompute, units, precision);
+}
+
+template <typename T>
+void Model<T>::State::init(const ModelConfig& c, Recompute r, UnitAccess<T>& u, Precision p) {
+  c.validate();
+  LLMTRAIN_CHECK((std::is_same_v<T, float>) || p == Precision::Fp32,
                  "bf16 products are for float models only (the double model backs the gradient checks)");
-  auto& s = *state_;
-  s.config = config;
-  s.recompute = recompute;
-  s.precision = precision;
-  s.units = &units;
-  s.layouts = unit_layouts(config);
-  for (Index l = 1; l <= config.n_layers; ++l) {  // every block has the same layout; each is checked
-    s.qkv_offset = s.layouts[l].fused({"wq", "wk", "wv"});
-    s.w13_offset = s.layouts[l].fused({"w1", "w3"});
+  config = c;
+  recompute = r;
+  precision = p;
+  units = &u;
+  layouts = unit_layouts(c);
+  for (Index l = 1; l <= c.n_layers; ++l) {  // every block has the same layout; each is checked
+    qkv_offset = layouts[l].fused({"wq", "wk", "wv"});
+    w13_offset = layouts[l].fused({"w1", "w3"});
   }
-  s.param.assign(s.layouts.size(), nullptr);
-  s.grad.assign(s.layouts.size(), nullptr);
-  const Index half = config.head_dim() / 2;
-  s.rope_cos = Kokkos::View<T*>("rope_cos", config.max_seq_len * half);
-  s.rope_sin = Kokkos::View<T*>("rope_sin", config.max_seq_len * half);
-  auto cos_h = Kokkos::create_mirror_view(s.rope_cos);
-  auto sin_h = Kokkos::create_mirror_view(s.rope_sin);
-  const std::vector<double> inverse_frequency = config.rope_inverse_frequencies();
-  for (Index p = 0; p < config.max_seq_len; ++p) {
+  param.assign(layouts.size(), nullptr);
+  grad.assign(layouts.size(), nullptr);
+  const Index half = c.head_dim() / 2;
+  rope_cos = Buffer<T>(*backend, c.max_seq_len * half, "rope_cos");
+  rope_sin = Buffer<T>(*backend, c.max_seq_len * half, "rope_sin");
+  std::vector<T> cos_h(std::size_t(c.max_seq_len * half)), sin_h(cos_h.size());
+  const std::vector<double> inverse_frequency = c.rope_inverse_frequencies();
+  for (Index pos = 0; pos < c.max_seq_len; ++pos) {
     for (Index k = 0; k < half; ++k) {
-      const double angle = double(p) * inverse_frequency[std::size_t(k)];
-      cos_h(p * half + k) = T(std::cos(angle));
-      sin_h(p * half + k) = T(std::sin(angle));
+      const double angle = double(pos) * inverse_frequency[std::size_t(k)];
+      cos_h[std::size_t(pos * half + k)] = T(std::cos(angle));
+      sin_h[std::size_t(pos * half + k)] = T(std::sin(angle));
     }
   }
-  Kokkos::deep_copy(s.rope_cos, cos_h);
-  Kokkos::deep_copy(s.rope_sin, sin_h);
+  rope_cos.copy_from_host(cos_h);
+  rope_sin.copy_from_host(sin_h);
 }
 
 template <typename T>
@@ -384,7 +397,7 @@ LossSum Model<T>::forward_backward(const Batch& batch, double grad_scale) {
   const LossSum loss = s.final_and_head(true, scale, nullptr);
   s.release_head();
   s.grad_ready(s.head_unit());
-  s.times.forward_s = fenced_seconds(forward_watch) - s.times.backward_s;
+  s.times.forward_s = s.fenced_seconds(forward_watch) - s.times.backward_s;
   const Stopwatch backward_watch;
   T* d_out = s.scratch->d_resid_a.data();
   T* d_in = s.scratch->d_resid_b.data();
@@ -398,10 +411,10 @@ LossSum Model<T>::forward_backward(const Batch& batch, double grad_scale) {
   // The embedding's backward reads no parameter, only its gradient (which, when tied, the head has
   // already added to).
   if (s.config.embedding_multiplier != 1.0)
-    ops::scale(d_out, T(s.config.embedding_multiplier), s.n() * s.config.d_model);
-  ops::embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.d_model);
+    s.backend->scale(d_out, T(s.config.embedding_multiplier), s.n() * s.config.d_model);
+  s.backend->embedding_backward(s.g(0, "tok_embedding"), d_out, s.tokens.data(), s.n(), s.config.d_model);
   s.grad_ready(0);
-  s.times.backward_s += fenced_seconds(backward_watch);
+  s.times.backward_s += s.fenced_seconds(backward_watch);
   poll_progress();
   return loss;
 }
@@ -424,17 +437,18 @@ std::vector<T> Model<T>::logits(const Batch& batch) {
   s.prepare(batch);
   s.embed();
   s.forward_blocks();
-  Kokkos::View<T*> all("logits", s.n() * s.config.vocab_size);
+  Buffer<T> all(*s.backend, s.n() * s.config.vocab_size, "logits");
   s.acquire_head();
   s.final_and_head(false, T(0), all.data());
   s.release_head();
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), all);
-  return std::vector<T>(host.data(), host.data() + host.size());
+  return all.to_host();
 }
 
 template <typename T>
 std::vector<T> Model<T>::decode(const Batch& batch, KvCache<T>& cache, const std::vector<Index>& last) {
   auto& s = *state_;
+  LLMTRAIN_CHECK(s.backend->device() == Device::Cpu, "decode runs on the host backend only (its key/value cache is "
+                 "host memory); this model runs on the ", device_name(s.backend->device()), " backend");
   LLMTRAIN_CHECK(Index(last.size()) == batch.rows, "decode: ", last.size(), " last positions for ", batch.rows,
                  " rows");
   LLMTRAIN_CHECK(cache.empty() || batch.seq_len == 1, "decode: a step takes one token per row, got ", batch.seq_len);
@@ -454,16 +468,15 @@ std::vector<T> Model<T>::decode(const Batch& batch, KvCache<T>& cache, const std
   for (Index r = 0; r < batch.rows; ++r) {
     const Index at = last[std::size_t(r)];
     LLMTRAIN_CHECK(at >= 0 && at < seq, "decode: last position ", at, " of row ", r, " outside [0, ", seq, ")");
-    ops::copy(final_resid + r * D, final_resid + (r * seq + at) * D, D);
+    s.backend->copy(final_resid + r * D, final_resid + (r * seq + at) * D, D);
   }
-  Kokkos::View<T*> logits("decode_logits", batch.rows * s.config.vocab_size);
+  Buffer<T> logits(*s.backend, batch.rows * s.config.vocab_size, "decode_logits");
   s.seq = 1;
   s.acquire_head();
   s.final_and_head(false, T(0), logits.data());
   s.release_head();
   s.seq = seq;
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), logits);
-  return std::vector<T>(host.data(), host.data() + host.size());
+  return logits.to_host();
 }
 
 template <typename T>

@@ -1,5 +1,5 @@
 // The packed bf16 copies of one matrix that several products of a pass take as op(B), owned by the caller
-// that multiplies by it: the model's State keeps one for the output head's weight, which enters every
+// that multiplies by it: the host backend keeps one for the output head's weight, which enters every
 // 256-row chunk of logits, forward and for dX. Private to the model.
 //
 // While a Promise for `data` is alive, each bf16 product given this object (gemm_reusing_b) on an

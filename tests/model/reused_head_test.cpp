@@ -1,7 +1,8 @@
-// The output head's weight packed once per head pass (ReusedOperandB, owned by each model): in bf16 the
-// packed copy gives the bits of packing per chunk, two models in one process each get their own copy, and a
-// head changed in place between passes (as the optimizer and the FSDP store's re-gathers do, at the same
-// address) is packed afresh. On a CPU without AVX512_BF16 nothing is packed and the same must hold.
+// The output head's weight packed once per head pass (ReusedOperandB, owned by the host backend each model
+// makes for itself): in bf16 the packed copy gives the bits of packing per chunk, two models in one process
+// each get their own copy, and a head changed in place between passes (as the optimizer and the FSDP store's
+// re-gathers do, at the same address) is packed afresh. On a CPU without AVX512_BF16 nothing is packed and
+// the same must hold.
 #include <gtest/gtest.h>
 
 #include <random>

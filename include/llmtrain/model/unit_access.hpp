@@ -7,7 +7,9 @@
 //     (embedding, block.0 .. block.{L-1}, head); backward does the same in reverse;
 //   - gradient(u) is written (accumulated into) only after the first acquire(u) of the backward pass and
 //     before grad_ready(u), which comes exactly once per backward pass, when u's gradient is complete.
-// docs/model.md gives the exact sequence, including the tied embedding used at both ends.
+// docs/model.md gives the exact sequence, including the tied embedding used at both ends. The buffers
+// handed out lie in the memory of the model's backend (backend.hpp): host memory, or device memory for the
+// CUDA backend.
 #pragma once
 
 #include <cstddef>
