@@ -19,6 +19,7 @@
 #include "llmtrain/dist/spmd_main.hpp"
 #include "llmtrain/tokenizer/tokenizer.hpp"
 #include "device_choice.hpp"
+#include "gpu_check.hpp"
 #include "dry_run_report.hpp"
 #include "network_check.hpp"
 #include "storage_check.hpp"
@@ -76,13 +77,14 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
                      runtime.local_size(), buddies_expected(runtime), result);
   }
   // train.device as the run will resolve it on this rank: "cuda" without a GPU per rank is a problem here.
+  const dist::DeviceQuery seen = devices_seen(config, runtime);
   try {
-    const DeviceChoice device =
-        resolve_device(config.train.device, devices_seen(config, runtime), device_training_available());
+    const DeviceChoice device = resolve_device(config.train.device, seen, device_training_available());
     result.notes.push_back(cat("train.device: ", device.name(), " (", device.why, ")"));
   } catch (const Error& e) {
     result.problems.push_back(e.what());
   }
+  check_gpus(config, seen, runtime, result);
   const CheckResult net = check_network(runtime, kConnectTimeoutMs);
   result.problems.insert(result.problems.end(), net.problems.begin(), net.problems.end());
   result.notes.insert(result.notes.end(), net.notes.begin(), net.notes.end());

@@ -24,7 +24,7 @@ submit() {
   (cd "$src" && sbatch --parsable --job-name="$name" --output="$work/slurm-%x-%j.out" --nodes=2 --ntasks-per-node=1 \
      --cpus-per-task=1 --gpus-per-task=1 --time=15 jobscripts/slurm-ethernet.sbatch inputs/tiny.toml \
      --set train.steps="$steps" --set train.warmup_steps=1 --set train.eval_every=0 --set train.eval_batches=1 \
-     --set log.every_steps=1 ${submit_sets[@]+"${submit_sets[@]}"} "$@")
+     --set log.every_steps=1 --set train.device=cpu ${submit_sets[@]+"${submit_sets[@]}"} "$@")
 }
 
 wait_gone() {  # bounded wait until job $1 has left the queue

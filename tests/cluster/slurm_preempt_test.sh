@@ -49,6 +49,9 @@ echo "ran: submit, batch-shell trap forwarding SIGUSR1, clean stop after step $s
 # provenance (which document spans filled which row of which step on which rank).
 refrun=$LLMTRAIN_RUNS/reference-$ref
 grep -q "done: $steps steps" "$refrun/attempt-0.log" || fail "the reference run did not finish"
+# One stand-in GPU per task from the counted resource, and the preflight's GPU checks skipped on train.device = "cpu".
+grep -q 'ok: GPU checks: skipped (train.device = "cpu") \[all ranks\]' "$work/slurm-reference-$ref.out" ||
+  fail "the preflight did not note its GPU checks skipped: $(cat "$work/slurm-reference-$ref.out")"
 [ "$(losses "$refrun/metrics.jsonl" | wc -l)" -eq "$steps" ] || fail "the reference run's metrics.jsonl lacks $steps train steps"
 [ "$(losses "$run/metrics.jsonl" | wc -l)" -ge "$steps" ] || fail "the pre-empted run's metrics.jsonl lacks train steps"
 diff <(losses "$refrun/metrics.jsonl") <(losses "$run/metrics.jsonl" | sort -n -k1,1 -s | awk '{last[$1]=$2} END {for (s in last) print s, last[s]}' | sort -n) \

@@ -27,6 +27,7 @@ struct DeviceQuery {
   // The device this rank would drive: 0 with own_device, else local_rank when local_rank < device_count.
   int device = -1;
   std::string name;         // "NVIDIA H100 80GB HBM3"
+  std::string pci_bus_id;   // "0000:1B:00.0" (cudaDeviceGetPCIBusId): which physical GPU it is
   std::uint64_t total_bytes = 0, free_bytes = 0;  // cudaMemGetInfo on that device
   int cc_major = 0, cc_minor = 0;                 // compute capability
   int sm_count = 0;                               // streaming multiprocessors

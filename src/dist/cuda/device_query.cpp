@@ -41,6 +41,9 @@ DeviceQuery query_devices(const Runtime& runtime) {
   out.cc_major = properties.major;
   out.cc_minor = properties.minor;
   out.sm_count = properties.multiProcessorCount;
+  char bus_id[32] = {};
+  check_cuda(cudaDeviceGetPCIBusId(bus_id, int(sizeof bus_id), out.device), "cudaDeviceGetPCIBusId");
+  out.pci_bus_id = bus_id;
   check_cuda(cudaSetDevice(out.device), "cudaSetDevice");
   std::size_t free_bytes = 0, total_bytes = 0;
   check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
