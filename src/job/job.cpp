@@ -111,7 +111,7 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
     p.trace = std::make_unique<parallel::Trace>(runtime.rank());
     p.store->set_trace(p.trace.get());
   }
-  const model::Precision precision = products_precision(config);
+  const model::Precision precision = products_precision(config, on_device ? model::Device::Cuda : model::Device::Cpu);
   p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store, precision);
   p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
   // MFU's denominator: a device's datasheet bf16 peak where the table knows it, else a measured one.

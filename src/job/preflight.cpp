@@ -78,7 +78,8 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
   // train.device as the run will resolve it on this rank: "cuda" without a GPU per rank is a problem here.
   try {
     const DeviceChoice device =
-        resolve_device(config.train.device, devices_seen(config, runtime), device_training_available());
+        resolve_device(config.train.device, devices_seen(config, runtime), device_training_available(),
+                       device_unsupported(config));
     result.notes.push_back(cat("train.device: ", device.name(), " (", device.why, ")"));
   } catch (const Error& e) {
     result.problems.push_back(e.what());
