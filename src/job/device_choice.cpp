@@ -19,6 +19,9 @@ std::string device_unsupported(const Config& config) {
   if (c.comm_dtype != "fp32")
     return cat("parallel.comm_dtype = \"", c.comm_dtype, "\" rounds gradients with host wire kernels, and a run on ",
                "devices all-reduces them in fp32 in this build; use parallel.comm_dtype = \"fp32\"");
+  if (config.train.sample_every > 0)
+    return cat("train.sample_every = ", config.train.sample_every, " samples with the host decoder (its key/value ",
+               "cache is host memory) in this build; use train.sample_every = 0");
   return "";
 }
 

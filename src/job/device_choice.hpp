@@ -12,10 +12,11 @@
 
 namespace llmtrain::job {
 
-// Whether this build trains on a CUDA device. False until the device training step (issue 28) is integrated:
-// the one place that says so. While false, train.device = "cuda" stops with an error and "auto" trains on the
-// CPU with a note.
-constexpr bool device_training_available() { return false; }
+// Whether this build trains on a CUDA device: the one place that says so. True since the device training step
+// (issue 28: the replicated store, AdamW and the model on the device, checkpoints through host copies) is
+// wired; it is built and compiled but has not run on a GPU yet (docs/gpu.md, "Status"). False would make
+// train.device = "cuda" stop with an error and "auto" train on the CPU with a note.
+constexpr bool device_training_available() { return true; }
 
 enum class Device { cpu, cuda };
 
@@ -31,7 +32,8 @@ struct DeviceChoice {
 
 // Why the run's other settings cannot train on a device in this build, or "" when they can: the sharded
 // strategies (fsdp, hsdp) keep their shards in host memory until the device stores of issue 29, and the device
-// path all-reduces gradients in fp32 (parallel.comm_dtype = "bf16" rounds them with host wire kernels).
+// path all-reduces gradients in fp32 (parallel.comm_dtype = "bf16" rounds them with host wire kernels), and the
+// text sample (train.sample_every) decodes on the host backend only.
 std::string device_unsupported(const Config& config);
 
 // train.device = `setting` ("auto", "cpu" or "cuda") on a rank that sees `seen`, in a build whose device training

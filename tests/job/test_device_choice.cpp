@@ -153,6 +153,11 @@ TEST(DeviceUnsupported, NamesTheSettingsTheDevicePathDoesNotTake) {
   EXPECT_EQ(llmtrain::job::device_unsupported(config),
             "parallel.comm_dtype = \"bf16\" rounds gradients with host wire kernels, and a run on devices all-reduces "
             "them in fp32 in this build; use parallel.comm_dtype = \"fp32\"");
+  config.parallel.comm_dtype = "fp32";
+  config.train.sample_every = 100;
+  EXPECT_EQ(llmtrain::job::device_unsupported(config),
+            "train.sample_every = 100 samples with the host decoder (its key/value cache is host memory) in this "
+            "build; use train.sample_every = 0");
 }
 
 TEST(ResolveDevice, CudaWithSettingsTheDevicePathDoesNotTakeIsAnError) {
