@@ -1,6 +1,7 @@
 // The decoder on the CUDA backend against the host backend: the same parameters (LocalUnits over the backend:
-// copied into cudaMalloc'd units), the same batches, one forward_backward each. fp32: the loss within 1e-4 relative and every
-// gradient tensor within 1e-4 of its largest host value; bf16 products: the loss within 2e-2 relative.
+// the host's, copied into cudaMalloc'd units), the same batches, one forward_backward each. fp32: the loss
+// within 1e-4 relative and every gradient tensor within 1e-4 of its largest host value; bf16 products: the
+// loss within 2e-2 relative.
 // A device run repeats bitwise, and recompute = blocks gives the bits of recompute = none. The small model
 // of the other model tests (grouped-query attention, document masks, an ignored target) and a longer batch
 // whose 320 positions take the head's two chunks and several attention tiles. Decoding refuses the device.
