@@ -44,8 +44,9 @@ SectionSchema train_section() {
            "Where the model trains. cuda: one GPU per rank, the node's first rank on device 0, the next on device 1 "
            "(more ranks on a node than GPUs, no GPU, or a build without CUDA: an error on every rank). auto: cuda "
            "where the build has CUDA and every rank has a GPU of its own, else cpu, which rank 0's log says. "
-           "parallel.backend = \"auto\" follows it (docs/gpu.md). This build's device training step is not "
-           "complete yet (issue 28): cuda stops with an error and auto trains on the CPU.")),
+           "parallel.backend = \"auto\" follows it (docs/gpu.md). On cuda: parallel.strategy = \"replicated\", "
+           "parallel.comm_dtype = \"fp32\" and train.sample_every = 0 only (others: an error; auto trains on the "
+           "CPU). The cuda path is built and compiled but has NOT run on a GPU yet (docs/gpu.md, Status).")),
       bind_member(&C::train, &TrainConfig::eval_every, integer<C>("train", "eval_every", 0, 0, kMaxInt,
            "Evaluate on data.eval_datasets every N steps and at the end; 0: only at the end (if there are eval datasets).")),
       bind_member(&C::train, &TrainConfig::eval_batches, integer<C>("train", "eval_batches", 8, 1, 1 << 20,

@@ -11,7 +11,22 @@
 
 namespace llmtrain::job {
 
-DeviceChoice resolve_device(const std::string& setting, const dist::DeviceQuery& seen, bool device_training) {
+std::string device_unsupported(const Config& config) {
+  const ParallelConfig& c = config.parallel;
+  if (c.strategy != "replicated")
+    return cat("parallel.strategy = \"", c.strategy, "\" keeps its shards in host memory in this build (the device ",
+               "stores of fsdp and hsdp come with the NCCL work of issue 29); use parallel.strategy = \"replicated\"");
+  if (c.comm_dtype != "fp32")
+    return cat("parallel.comm_dtype = \"", c.comm_dtype, "\" rounds gradients with host wire kernels, and a run on ",
+               "devices all-reduces them in fp32 in this build; use parallel.comm_dtype = \"fp32\"");
+  if (config.train.sample_every > 0)
+    return cat("train.sample_every = ", config.train.sample_every, " samples with the host decoder (its key/value ",
+               "cache is host memory) in this build; use train.sample_every = 0");
+  return "";
+}
+
+DeviceChoice resolve_device(const std::string& setting, const dist::DeviceQuery& seen, bool device_training,
+                            const std::string& unsupported) {
   LLMTRAIN_CHECK(setting == "auto" || setting == "cpu" || setting == "cuda", "train.device: \"", setting,
                  "\" is not one of \"auto\", \"cpu\", \"cuda\"");
   if (setting == "cpu") return {Device::cpu, "train.device = \"cpu\"", false};
@@ -39,6 +54,10 @@ DeviceChoice resolve_device(const std::string& setting, const dist::DeviceQuery&
             cat(key, counts, ", but this build's device training step is not complete yet (issue 28): training on ",
                 "the CPU"),
             true};
+  }
+  if (!unsupported.empty()) {
+    LLMTRAIN_CHECK(!required, key, unsupported, ", or train.device = \"cpu\"");
+    return {Device::cpu, cat(key, counts, ", but ", unsupported, ": training on the CPU"), true};
   }
   if (seen.own_device && seen.device_count < seen.local_ranks)
     return {Device::cuda, cat(key, "a CUDA device of its own (CUDA_VISIBLE_DEVICES) for each of ",
@@ -68,7 +87,7 @@ ChosenDevice choose_device(const Config& config, const dist::Runtime& runtime) {
   ChosenDevice out;
   dist::agree(runtime, [&] {
     out.seen = devices_seen(config, runtime);
-    out.choice = resolve_device(config.train.device, out.seen, device_training_available());
+    out.choice = resolve_device(config.train.device, out.seen, device_training_available(), device_unsupported(config));
   });
   // All ranks train on one kind of device: where "auto" chose the CPU on some rank, every rank does.
   int cuda_everywhere = out.choice.device == Device::cuda ? 1 : 0;

@@ -12,10 +12,11 @@
 
 namespace llmtrain::job {
 
-// Whether this build trains on a CUDA device. False until the device training step (issue 28) is integrated:
-// the one place that says so. While false, train.device = "cuda" stops with an error and "auto" trains on the
-// CPU with a note.
-constexpr bool device_training_available() { return false; }
+// Whether this build trains on a CUDA device: the one place that says so. True since the device training step
+// (issue 28: the replicated store, AdamW and the model on the device, checkpoints through host copies) is
+// wired; it is built and compiled but has not run on a GPU yet (docs/gpu.md, "Status"). False would make
+// train.device = "cuda" stop with an error and "auto" train on the CPU with a note.
+constexpr bool device_training_available() { return true; }
 
 enum class Device { cpu, cuda };
 
@@ -29,15 +30,23 @@ struct DeviceChoice {
   const char* name() const { return device == Device::cuda ? "cuda" : "cpu"; }
 };
 
+// Why the run's other settings cannot train on a device in this build, or "" when they can: the sharded
+// strategies (fsdp, hsdp) keep their shards in host memory until the device stores of issue 29, and the device
+// path all-reduces gradients in fp32 (parallel.comm_dtype = "bf16" rounds them with host wire kernels), and the
+// text sample (train.sample_every) decodes on the host backend only.
+std::string device_unsupported(const Config& config);
+
 // train.device = `setting` ("auto", "cpu" or "cuda") on a rank that sees `seen`, in a build whose device training
-// step is available or not (device_training_available(), a parameter for the tests):
+// step is available or not (device_training_available(), a parameter for the tests), for settings that can or
+// cannot train on a device (`unsupported`: device_unsupported's answer):
 //   "cpu":  cpu.
 //   "cuda": cuda where the build has CUDA, the node has a device per rank (device_count >= local_ranks) and
-//           device_training; otherwise llmtrain::Error naming what is missing, the counts first:
-//           `train.device = "cuda": this rank sees 0 CUDA devices (2 ranks on this node)...`.
+//           device_training and `unsupported` is empty; otherwise llmtrain::Error naming what is missing, the
+//           counts first: `train.device = "cuda": this rank sees 0 CUDA devices (2 ranks on this node)...`.
 //   "auto": cuda where "cuda" would be; otherwise cpu, saying why (device_unused where a device was seen).
 // The answer depends on the node's counts, not on the rank's place in it, so the ranks of a node agree.
-DeviceChoice resolve_device(const std::string& setting, const dist::DeviceQuery& seen, bool device_training);
+DeviceChoice resolve_device(const std::string& setting, const dist::DeviceQuery& seen, bool device_training,
+                            const std::string& unsupported);
 
 // This rank's view of its devices for config.train.device (dist::query_devices), except that "cpu" never starts
 // CUDA (no context, no device memory taken): then no devices, and this rank's place on its node.

@@ -70,15 +70,16 @@ GpuTopology gpu_topology(const std::string& sysfs_root, const std::string& pci_b
   return topology;
 }
 
-void check_gpus(const Config& config, const dist::DeviceQuery& seen, const dist::Runtime& runtime, CheckResult& result) {
+void check_gpus(const Config& config, const dist::DeviceQuery& seen, bool on_gpu, const dist::Runtime& runtime,
+                CheckResult& result) {
   // Every rank takes part in the collectives below, so every rank decides the same way whether to run them.
-  int drives = config.train.device != "cpu" && seen.has_device() ? 1 : 0;
+  int drives = on_gpu ? 1 : 0;
   LLMTRAIN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &drives, 1, MPI_INT, MPI_MIN, runtime.comm()));
   if (!drives) {
     result.notes.push_back(config.train.device == "cpu"
                                ? "GPU checks: skipped (train.device = \"cpu\")"
-                               : cat("GPU checks: skipped (not every rank has a GPU of its own: train.device = \"",
-                                     config.train.device, "\" trains on the CPU)"));
+                               : cat("GPU checks: skipped (not every rank trains on a GPU of its own: train.device = \"",
+                                     config.train.device, "\", above)"));
     return;
   }
   // One rank per GPU: no two ranks of a host on the same physical device.

@@ -1,5 +1,4 @@
-// The GPU half of `llmtrain --preflight`, where ranks will drive GPUs (train.device not "cpu" and a device per
-// rank): each rank drives a GPU no other rank of its node drives, the NCCL library loaded, whether the rank runs
+// The GPU half of `llmtrain --preflight`, where every rank will train on a GPU (train.device resolves to cuda): each rank drives a GPU no other rank of its node drives, the NCCL library loaded, whether the rank runs
 // on the CPUs of its GPU's NUMA node and which HCAs sit there (sysfs), and a small NCCL all-reduce across the
 // job with its bus bandwidth. Elsewhere it notes that the GPU checks were skipped, and why.
 #pragma once
@@ -23,6 +22,8 @@ struct GpuTopology {
 GpuTopology gpu_topology(const std::string& sysfs_root, const std::string& pci_bus_id, const std::vector<int>& cpus);
 
 // Collective over every rank (each calls it, whatever it found): adds this rank's problems, warnings and notes.
-void check_gpus(const Config& config, const dist::DeviceQuery& seen, const dist::Runtime& runtime, CheckResult& result);
+// on_gpu: train.device resolved to cuda on this rank.
+void check_gpus(const Config& config, const dist::DeviceQuery& seen, bool on_gpu, const dist::Runtime& runtime,
+                CheckResult& result);
 
 }  // namespace llmtrain::job

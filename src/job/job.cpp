@@ -9,6 +9,7 @@
 
 #include "checkpoint_hook.hpp"
 #include "device_choice.hpp"
+#include "host_copies.hpp"
 #include "llmtrain/ckpt/background_writer.hpp"
 #include "llmtrain/ckpt/checkpoint.hpp"
 #include "llmtrain/ckpt/directory.hpp"
@@ -47,9 +48,11 @@ struct Job::Parts {
   ModelConfig model_config;
   std::unique_ptr<data::Loader> train_loader, eval_loader;
   std::unique_ptr<parallel::Trace> trace;  // log.trace
+  std::unique_ptr<model::Backend<float>> backend;  // train.device = cuda: its memory holds the store's units
   std::unique_ptr<parallel::ParamStore> store;
   std::optional<model::Model<float>> model;
   std::optional<optim::AdamW> optimizer;
+  std::optional<HostCopies> host_copies;  // what checkpoints write and read
   std::optional<train::Trainer> trainer;
   std::unique_ptr<ckpt::BackgroundWriter> checkpoint_writer;  // checkpoint.async
   std::unique_ptr<ckpt::MemoryTier> memory_tier;               // checkpoint.memory_every_steps
@@ -104,16 +107,22 @@ Job::Job(const Config& config, dist::Runtime& runtime, double peak_flops)
   });
   parallel::track_memory();
   dist::agree(runtime, [&] {
-    p.store = parallel::make_store(p.model_config, store_options(config, runtime.size()), *p.comm);
+    // On the device devices_seen selected (cudaSetDevice): the model's operations, the units and the moments.
+    if (on_device) p.backend = model::make_backend<float>(model::Device::Cuda);
+    p.store = parallel::make_store(p.model_config, store_options(config, runtime.size()), *p.comm, p.backend.get());
   });
   log_info("parameters: ", p.store->strategy());
   if (config.log.trace) {
     p.trace = std::make_unique<parallel::Trace>(runtime.rank());
     p.store->set_trace(p.trace.get());
   }
-  const model::Precision precision = products_precision(config);
-  p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store, precision);
-  p.optimizer.emplace(p.store->param_shards(), adamw_options(config));
+  const model::Precision precision = products_precision(config, on_device ? model::Device::Cuda : model::Device::Cpu);
+  if (p.backend)
+    p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store, *p.backend, precision);
+  else
+    p.model.emplace(p.model_config, model::parse_recompute(config.train.recompute), *p.store, precision);
+  p.optimizer.emplace(p.store->param_shards(), adamw_options(config), p.backend.get());
+  p.host_copies.emplace(*p.store, *p.optimizer, p.backend.get());
   // MFU's denominator: a device's datasheet bf16 peak where the table knows it, else a measured one.
   if (peak_flops <= 0 && on_device)
     peak_flops = train::peak_for_device(device.seen.name, device.seen.cc_major, device.seen.cc_minor);
@@ -279,9 +288,10 @@ ckpt::Contents Job::checkpoint_contents(bool every_loader) {
   for (const auto& d : c.data.datasets) m.corpus += d.name + "=" + d.path + "\n";
   m.tokenizer_fingerprint = p.encoder->fingerprint();
   m.code_version = LLMTRAIN_VERSION;
-  contents.params = &p.store->param_shards();
-  contents.first_moments = &p.optimizer->first_moments();
-  contents.second_moments = &p.optimizer->second_moments();
+  const HostCopies::Units units = p.host_copies->current();
+  contents.params = units.params;
+  contents.first_moments = units.first_moments;
+  contents.second_moments = units.second_moments;
   contents.optimizer_step = p.optimizer->steps_taken();
   contents.train_loader = every_loader ? loader_states() : std::vector<std::string>{p.train_loader->state()};
   contents.rng = {std::uint64_t(c.model.seed), std::uint64_t(c.data.seed)};
@@ -333,9 +343,11 @@ void Job::restore_checkpoint(const std::string& path) {
   ckpt::Reader reader(path, p.runtime.comm());
   const ckpt::Metadata& m = reader.metadata();
   check_resumable(path, m);
-  reader.read_units("model", p.store->param_shards(), "");
-  reader.read_units("optim", p.optimizer->first_moments(), "m");
-  reader.read_units("optim", p.optimizer->second_moments(), "v");
+  const HostCopies::Units units = p.host_copies->to_fill();
+  reader.read_units("model", *units.params, "");
+  reader.read_units("optim", *units.first_moments, "m");
+  reader.read_units("optim", *units.second_moments, "v");
+  p.host_copies->loaded(true);
   p.optimizer->restore_steps_taken(reader.optimizer_step());
   continue_from(path, m, reader.loader_states());
   log_info("resumed from ", path, " at step ", m.step, " (saved by ", counted(m.world_size, "rank"), ", ", m.strategy, ", ",
@@ -398,8 +410,9 @@ void Job::start_memory_tier() {
 void Job::restore_memory(const ckpt::MemoryTier::Found& found) {
   Parts& p = *parts_;
   ckpt::Contents contents;
-  p.memory_tier->restore(found, contents, p.store->param_shards(), p.optimizer->first_moments(),
-                         p.optimizer->second_moments());
+  const HostCopies::Units units = p.host_copies->to_fill();
+  p.memory_tier->restore(found, contents, *units.params, *units.first_moments, *units.second_moments);
+  p.host_copies->loaded(true);
   const ckpt::Metadata& m = contents.metadata;
   const std::string what = cat(p.memory_tier->dir(), " (memory snapshot at step ", m.step, ")");
   check_resumable(what, m);
@@ -427,7 +440,8 @@ void Job::initialize_from(const std::string& path) {
     for (const auto& c : conflicts) list += "\n  " + c;
     LLMTRAIN_FAIL("checkpoint.init_from: ", path, ": its [model] differs from this run's:", list);
   }
-  reader.read_units("model", p.store->param_shards(), "");
+  reader.read_units("model", *p.host_copies->to_fill().params, "");
+  p.host_copies->loaded(false);
   log_info("parameters from ", path, " (checkpoint.init_from, saved at step ", m.step,
            "); optimizer, schedule and data loader start afresh");
 }

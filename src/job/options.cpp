@@ -67,14 +67,19 @@ DocumentFraming document_framing(const Config& config, const tokenizer::Tokenize
   return out;
 }
 
-model::Precision products_precision(const Config& config) {
+model::Precision products_precision(const Config& config, model::Device device) {
   const model::Precision requested = model::parse_precision(config.train.precision);
-  if (requested == model::Precision::Bf16 && !model::bf16_supported()) {
+  if (requested == model::Precision::Bf16 && device == model::Device::Cuda && !model::bf16_supported(device)) {
+    log_warn("train.precision = \"bf16\", but bf16 products need a device of compute capability 8.0 or later: "
+             "this one is older, so matrix products run in fp32");
+    return model::Precision::Fp32;
+  }
+  if (requested == model::Precision::Bf16 && device == model::Device::Cpu && !model::bf16_supported(device)) {
     log_warn("train.precision = \"bf16\", but bf16 products need a CPU with AVX512_BF16 (and the host build): "
              "this one has none, so matrix products run in fp32");
     return model::Precision::Fp32;
   }
-  if (requested == model::Precision::Bf16 && !model::bf16_slowdown().empty())
+  if (requested == model::Precision::Bf16 && device == model::Device::Cpu && !model::bf16_slowdown().empty())
     log_warn("train.precision = \"bf16\" is slower than fp32 on this CPU (", model::bf16_slowdown(),
              "); set train.precision = \"fp32\"");
   log_info("matrix products: ", model::precision_name(requested),

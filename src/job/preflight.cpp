@@ -78,13 +78,16 @@ CheckResult check_this_rank(const Config& config, const dist::Runtime& runtime) 
   }
   // train.device as the run will resolve it on this rank: "cuda" without a GPU per rank is a problem here.
   const dist::DeviceQuery seen = devices_seen(config, runtime);
+  bool on_gpu = false;
   try {
-    const DeviceChoice device = resolve_device(config.train.device, seen, device_training_available());
+    const DeviceChoice device =
+        resolve_device(config.train.device, seen, device_training_available(), device_unsupported(config));
     result.notes.push_back(cat("train.device: ", device.name(), " (", device.why, ")"));
+    on_gpu = device.device == Device::cuda;
   } catch (const Error& e) {
     result.problems.push_back(e.what());
   }
-  check_gpus(config, seen, runtime, result);
+  check_gpus(config, seen, on_gpu, runtime, result);
   const CheckResult net = check_network(runtime, kConnectTimeoutMs);
   result.problems.insert(result.problems.end(), net.problems.begin(), net.problems.end());
   result.notes.insert(result.notes.end(), net.notes.begin(), net.notes.end());

@@ -32,7 +32,8 @@ std::string device_report(const Config& config, const ModelConfig& model, int pl
   std::string out;
   bool on_device = config.train.device == "cuda";
   try {
-    const DeviceChoice choice = resolve_device(config.train.device, seen, device_training_available());
+    const DeviceChoice choice = resolve_device(config.train.device, seen, device_training_available(),
+                                               device_unsupported(config));
     out += cat("device: ", choice.name(), " (", choice.why, ")\n");
     on_device = on_device || choice.device == Device::cuda;
   } catch (const Error& e) {

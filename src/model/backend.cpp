@@ -8,6 +8,7 @@
 #include "llmtrain/core/error.hpp"
 #if defined(LLMTRAIN_WITH_CUDA)
 #include "cuda/cuda_backend.hpp"
+#include "cuda/device_ops.hpp"
 #endif
 
 namespace llmtrain::model {
@@ -27,5 +28,14 @@ std::unique_ptr<Backend<T>> make_backend(Device device) {
 
 template std::unique_ptr<Backend<float>> make_backend<float>(Device);
 template std::unique_ptr<Backend<double>> make_backend<double>(Device);
+
+bool bf16_supported(Device device) {
+  if (device == Device::Cpu) return bf16_supported();
+#if defined(LLMTRAIN_WITH_CUDA)
+  return cuda::bf16_supported();
+#else
+  return false;
+#endif
+}
 
 }  // namespace llmtrain::model

@@ -365,6 +365,9 @@ Model<T>::~Model() = default;
 template <typename T>
 const ModelConfig& Model<T>::config() const { return state_->config; }
 
+template <typename T>
+Backend<T>& Model<T>::backend() const { return *state_->backend; }
+
 // The order forward_backward below acquires in: forward 0..L, the head (and the tied embedding), then the
 // blocks in reverse; the embedding's backward acquires nothing.
 AcquireOrder training_pass_order(const ModelConfig& config) {

@@ -1,12 +1,14 @@
 // AdamW update, one call per tensor part in this rank's range (decay is per tensor): on the host the
 // variant for the widest instruction set the CPU runs (isa/adamw_kernels.hpp), on GPUs a Kokkos kernel of
-// the same element arithmetic (isa/adamw_element.inc).
+// the same element arithmetic (isa/adamw_element.inc); with the units in a CUDA backend's memory, every part
+// at once in one device launch (device_passes.hpp).
 #include "llmtrain/optim/adamw.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
+#include "device_passes.hpp"
 #include "isa/adamw_kernels.hpp"
 #include "llmtrain/core/error.hpp"
 
@@ -27,8 +29,19 @@ constexpr bool kHostKernels = true;
 #endif
 }  // namespace
 
-AdamW::AdamW(const std::vector<model::ParamUnit<float>>& params, const AdamWOptions& options)
-    : options_(options), m_(model::allocate_like(params, "adamw.m")), v_(model::allocate_like(params, "adamw.v")) {}
+AdamW::AdamW(const std::vector<model::ParamUnit<float>>& params, const AdamWOptions& options,
+             model::Backend<float>* device)
+    : options_(options), device_(device && device->device() == model::Device::Cuda ? device : nullptr) {
+  if (device_) {
+    m_on_device_ = model::allocate_like(params, *device_, "adamw.m");
+    v_on_device_ = model::allocate_like(params, *device_, "adamw.v");
+    m_ = m_on_device_.units;
+    v_ = v_on_device_.units;
+  } else {
+    m_ = model::allocate_like(params, "adamw.m");
+    v_ = model::allocate_like(params, "adamw.v");
+  }
+}
 
 void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector<model::ParamUnit<float>>& grads,
                  double lr, double grad_scale, const std::function<void(int)>& updated) {
@@ -42,6 +55,8 @@ void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector
   c.beta2 = float(b2);
   c.eps = float(options_.eps);
   c.clip = float(grad_scale);
+  const float keep_decayed = float(1.0 - lr * options_.weight_decay);
+  std::vector<device::AdamWPart> device_parts;  // on a device: every unit's parts, for one launch
   for (std::size_t u = 0; u < params.size(); ++u) {
     LLMTRAIN_CHECK(params[u].begin == m_[u].begin && params[u].flat.size() == m_[u].flat.size() &&
                        grads[u].begin == m_[u].begin && grads[u].flat.size() == m_[u].flat.size(),
@@ -57,18 +72,27 @@ void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector
       const float* g = grads[u].flat.data() + (first - begin);
       float* m = m_[u].flat.data() + (first - begin);
       float* v = v_[u].flat.data() + (first - begin);
-      if (kHostKernels) {
+      if (device_) {
+        device_parts.push_back({p, g, m, v, last - first, decay});
+      } else if (kHostKernels) {
         isa::adamw_kernel().update(p, g, m, v, last - first, c);
       } else {
         Kokkos::parallel_for("adamw", Range(0, last - first),
                              KOKKOS_LAMBDA(std::int64_t i) { adamw_element(p, g, m, v, i, c); });
       }
     }
-    if (updated) {
+    if (updated && !device_) {
       Kokkos::fence();  // the callee may hand the range to a transport on another stream
       updated(int(u));
     }
   }
+  if (!device_) return;
+  // c.keep for the decayed parts; the launch gives the others 1, as the loop above computes for them.
+  c.keep = keep_decayed;
+  device::adamw_update(device_parts, c);
+  if (!updated) return;
+  device_->synchronize();  // the callee may hand the ranges to a transport on another stream
+  for (std::size_t u = 0; u < params.size(); ++u) updated(int(u));
 }
 
 }  // namespace llmtrain::optim

@@ -7,8 +7,11 @@
 
 namespace llmtrain::parallel {
 
-std::unique_ptr<ParamStore> make_store(const ModelConfig& config, const StoreOptions& options, dist::Collectives& comm) {
-  if (options.strategy == "replicated") return std::make_unique<ReplicatedStore>(config, comm, options);
+std::unique_ptr<ParamStore> make_store(const ModelConfig& config, const StoreOptions& options, dist::Collectives& comm,
+                                       model::Backend<float>* device) {
+  if (options.strategy == "replicated") return std::make_unique<ReplicatedStore>(config, comm, options, device);
+  LLMTRAIN_CHECK(!device, "parallel.strategy = \"", options.strategy, "\" keeps its shards in host memory: the device ",
+                 "stores of fsdp and hsdp come with issue 29");
   if (options.strategy == "fsdp" || options.strategy == "hsdp") return std::make_unique<FsdpStore>(config, options, comm);
   LLMTRAIN_FAIL("parallel.strategy: \"", options.strategy, "\" is not one of replicated, fsdp, hsdp");
 }

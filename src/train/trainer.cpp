@@ -38,6 +38,7 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   const Stopwatch step_watch;
   StepMetrics m;
   parallel::take_peak_bytes();
+  model_.backend().take_peak_bytes();
   store_.take_comm_times();
   store_.zero_gradients();
   double sums[3] = {0, 0, 0};  // loss sum, counted targets, tokens: agreed over ranks below
@@ -80,6 +81,9 @@ StepMetrics Trainer::train_step(BatchSource& source) {
   m.step_s = step_watch.seconds();
   m.shard_bytes = store_.shard_bytes();
   m.peak_bytes = parallel::take_peak_bytes();
+  // The host backend's memory is counted in peak_bytes already (the process's tracker).
+  const std::int64_t backend_peak = model_.backend().take_peak_bytes();
+  if (model_.backend().device() == model::Device::Cuda) m.device_peak_bytes = backend_peak;
   const parallel::CommTimes comm = store_.take_comm_times();
   m.gather_s = comm.gather_s;
   m.reduce_s = comm.reduce_s;

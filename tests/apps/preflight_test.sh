@@ -63,13 +63,13 @@ case $case_name in
     expect 0 "data.datasets: 1 dataset, 2 files readable" \
            "interfaces: NCCL_SOCKET_IFNAME -> lo; every rank reached the next over it \[all ranks\]" \
            "train.run_dir: $run_dir writable" "ok: train.device: cpu \(train.device = \"auto\": " \
-           "ok: GPU checks: skipped \(not every rank has a GPU of its own: train.device = \"auto\" trains on the CPU\) \[all ranks\]" \
+           "ok: GPU checks: skipped \(not every rank trains on a GPU of its own: train.device = \"auto\", above\) \[all ranks\]" \
            "preflight: all checks passed";;
   device_cuda_without_gpu)
     # No rank of this machine has a GPU: train.device = "cuda" is caught before the run, on every rank.
     run_np2 "$llmtrain" --preflight "$work/input.toml" --set train.device=cuda
     expect 1 "PROBLEM: train.device = \"cuda\": this rank sees 0 CUDA devices \(2 ranks on this node\).* \[all ranks\]" \
-           "ok: GPU checks: skipped \(not every rank has a GPU of its own" "preflight: 1 problem";;
+           "ok: GPU checks: skipped \(not every rank trains on a GPU of its own" "preflight: 1 problem";;
   unknown_interface)
     run_np2 -x NCCL_SOCKET_IFNAME=nosuch0 "$llmtrain" --preflight "$work/input.toml"
     expect 1 "PROBLEM: NCCL_SOCKET_IFNAME=nosuch0: no interface matches \(this host has: .*lo 127.0.0.1.*\) \[all ranks\]" \

@@ -1,6 +1,7 @@
-// The decoder on the CUDA backend against the host backend: the same parameters (copied into cudaMalloc'd
-// units), the same batches, one forward_backward each. fp32: the loss within 1e-4 relative and every
-// gradient tensor within 1e-4 of its largest host value; bf16 products: the loss within 2e-2 relative.
+// The decoder on the CUDA backend against the host backend: the same parameters (LocalUnits over the backend:
+// the host's, copied into cudaMalloc'd units), the same batches, one forward_backward each. fp32: the loss
+// within 1e-4 relative and every gradient tensor within 1e-4 of its largest host value; bf16 products: the
+// loss within 2e-2 relative.
 // A device run repeats bitwise, and recompute = blocks gives the bits of recompute = none. The small model
 // of the other model tests (grouped-query attention, document masks, an ignored target) and a longer batch
 // whose 320 positions take the head's two chunks and several attention tiles. Decoding refuses the device.
@@ -23,33 +24,15 @@
 namespace llmtrain::model {
 namespace {
 
-// Every unit whole in device memory: the host-initialised parameters of LocalUnits copied over, gradients
-// zero. The store of single-device work, as LocalUnits is on the host.
-class DeviceUnits final : public UnitAccess<float> {
- public:
-  DeviceUnits(const ModelConfig& config, Memory& memory) {
-    LocalUnits<float> host(config);
-    for (const auto& unit : host.params()) {
-      const std::int64_t size = std::int64_t(unit.flat.size());
-      params_.emplace_back(memory, size, "test param");
-      params_.back().copy_from_host(std::vector<float>(unit.flat.data(), unit.flat.data() + size));
-      grads_.emplace_back(memory, size, "test grad");
-    }
+// The gradients of units in a backend's memory, on the host, per unit.
+std::vector<std::vector<float>> grads_on_host(Memory& memory, LocalUnits<float>& units) {
+  std::vector<std::vector<float>> out;
+  for (const auto& g : units.grads()) {
+    out.emplace_back(g.flat.size());
+    memory.copy_to_host(out.back().data(), g.flat.data(), std::int64_t(sizeof(float) * g.flat.size()));
   }
-  const float* acquire(int unit) override { return params_[std::size_t(unit)].data(); }
-  void release(int) override {}
-  float* gradient(int unit) override { return grads_[std::size_t(unit)].data(); }
-  void grad_ready(int) override {}
-
-  std::vector<std::vector<float>> grads() const {
-    std::vector<std::vector<float>> out;
-    for (const auto& g : grads_) out.push_back(g.to_host());
-    return out;
-  }
-
- private:
-  std::vector<Buffer<float>> params_, grads_;
-};
+  return out;
+}
 
 struct Pass {
   LossSum loss;
@@ -58,10 +41,10 @@ struct Pass {
 
 Pass on_device(const ModelConfig& config, const Batch& batch, Recompute recompute, Precision precision) {
   auto backend = make_backend<float>(Device::Cuda);
-  DeviceUnits units(config, *backend);
+  LocalUnits<float> units(config, backend.get());  // the host's parameters, copied over
   Model<float> model(config, recompute, units, *backend, precision);
   Pass pass{model.forward_backward(batch, 1.0), {}};
-  pass.grads = units.grads();
+  pass.grads = grads_on_host(*backend, units);
   return pass;
 }
 
@@ -161,7 +144,7 @@ TEST(GpuModel, RecomputeBlocksGivesTheBitsOfNone) {
 TEST(GpuModel, DecodeRefusesTheDevice) {
   const ModelConfig c = small_config(false);
   auto backend = make_backend<float>(Device::Cuda);
-  DeviceUnits units(c, *backend);
+  LocalUnits<float> units(c, backend.get());
   Model<float> model(c, Recompute::None, units, *backend);
   KvCache<float> cache(c, 1, 4);
   Batch prompt;

@@ -8,6 +8,7 @@
 #include "llmtrain/config/config.hpp"
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/data/loader.hpp"
+#include "llmtrain/model/backend.hpp"
 #include "llmtrain/model/gemm.hpp"
 #include "llmtrain/optim/adamw.hpp"
 #include "llmtrain/parallel/store_options.hpp"
@@ -41,9 +42,9 @@ optim::AdamWOptions adamw_options(const Config& config);
 // parallel.*: the strategy and its window. Checks that hsdp's shard_group_size divides `world_size`.
 parallel::StoreOptions store_options(const Config& config, int world_size);
 
-// train.precision as the products will run: bf16 only where bf16_supported(); otherwise fp32, with a
-// warning in the log that says why.
-model::Precision products_precision(const Config& config);
+// train.precision as the products will run on `device`: bf16 only where model::bf16_supported(device);
+// otherwise fp32, with a warning in the log that says why.
+model::Precision products_precision(const Config& config, model::Device device);
 
 // peak_flops: the per-rank flop/s MFU is reported against (0: no MFU). Logs warmup_warning's warning.
 train::TrainOptions train_options(const Config& config, double peak_flops);

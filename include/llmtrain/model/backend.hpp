@@ -84,4 +84,8 @@ class Backend : public Memory {
 template <typename T>
 std::unique_ptr<Backend<T>> make_backend(Device device);
 
+// Whether Precision::Bf16 products run at bf16 speed on `device`: the CPU's AVX512_BF16 (bf16_supported(),
+// gemm.hpp), the current CUDA device's compute capability (cuda::bf16_supported(); false in a build without CUDA).
+bool bf16_supported(Device device);
+
 }  // namespace llmtrain::model

@@ -36,6 +36,13 @@ class Memory {
   // Bytes allocated and not yet freed, and the most there were at once.
   std::int64_t allocated_bytes() const { return allocated_; }
   std::int64_t peak_bytes() const { return peak_; }
+  // The peak since the last call (or since the memory was made), then counts a new one from what is held now:
+  // a training step's peak.
+  std::int64_t take_peak_bytes() {
+    const std::int64_t peak = peak_;
+    peak_ = allocated_;
+    return peak;
+  }
 
   // Host memory -> this memory: `host` may be reused once the call returns; the copy is ordered before the
   // backend's later operations.

@@ -68,6 +68,8 @@ class Model {
   // logits [rows, vocab] of each row's input position last[r]. Host backend only (the cache is host memory).
   std::vector<T> decode(const Batch& batch, KvCache<T>& cache, const std::vector<std::int64_t>& last);
   const PassTimes& last_pass_times() const;
+  // The backend the model runs on; on a device, its memory's peak is the run's device memory peak.
+  Backend<T>& backend() const;
 
   // Bytes a model allocates itself, beside the store's units, once it has run micro-batches of rows x
   // seq_len: the RoPE tables, the batch's token ids, the residual stream, the activations backward keeps

@@ -7,6 +7,7 @@
 
 #include "llmtrain/core/model_config.hpp"
 #include "llmtrain/dist/collectives.hpp"
+#include "llmtrain/model/backend.hpp"
 #include "llmtrain/parallel/param_store.hpp"
 
 namespace llmtrain::parallel {
@@ -21,8 +22,9 @@ struct StoreOptions {
 };
 
 // `comm` spans the data-parallel ranks and must outlive the store. Throws llmtrain::Error naming the
-// parallel.* key of a bad option.
+// parallel.* key of a bad option. With `device` (a CUDA backend, which must outlive the store) the units live in
+// its memory: the replicated store only (fsdp and hsdp keep host shards until issue 29's device stores).
 std::unique_ptr<ParamStore> make_store(const ModelConfig& config, const StoreOptions& options,
-                                       dist::Collectives& comm);
+                                       dist::Collectives& comm, model::Backend<float>* device = nullptr);
 
 }  // namespace llmtrain::parallel

@@ -7,9 +7,10 @@
 // Memory is plain cudaMalloc (never managed memory: every byte's place is explicit), zeroed on the stream,
 // counted by Memory and reported to the process's tracker (allocation_report.hpp). A free first waits for
 // the stream, whose queued work may still read the buffer; frees are rare (a new micro-batch shape).
-// Copies go through cudaMemcpyAsync on the compute stream from and to pageable host memory: CUDA stages a
-// pageable source before returning, so the host may reuse it at once. Pinned staging buffers, for copies
-// that overlap compute, are a later step (the host buffer must then be awaited with an event).
+// Copies to the device of up to StagedUpload::kMaxBytes (a micro-batch's ids) go through pinned staging
+// buffers on a copy stream ordered against the compute stream with events (staged_upload.hpp); larger ones
+// (parameters at start-up) and copies to the host use cudaMemcpyAsync on the compute stream with pageable
+// host memory: CUDA stages a pageable source before returning, so the host may reuse it at once.
 #include "cuda_backend.hpp"
 
 #include <cuda_runtime_api.h>
@@ -23,6 +24,7 @@
 #include "compute_stream.hpp"
 #include "cuda_check.hpp"
 #include "device_ops.hpp"
+#include "staged_upload.hpp"
 
 namespace llmtrain::model::cuda {
 namespace {
@@ -32,6 +34,7 @@ class CudaBackend final : public Backend<float> {
   Device device() const override { return Device::Cuda; }
 
   void copy_from_host(void* dst, const void* host, Index bytes) override {
+    if (bytes <= StagedUpload::kMaxBytes) return upload_.copy(dst, host, bytes);
     check_cuda(cudaMemcpyAsync(dst, host, std::size_t(bytes), cudaMemcpyHostToDevice, compute_stream()),
                "cudaMemcpyAsync (host to device)");
   }
@@ -133,6 +136,7 @@ class CudaBackend final : public Backend<float> {
     report_device_free(data, bytes);
   }
 
+  StagedUpload upload_;  // before the buffers: it outlives their frees, which wait for the compute stream
   Buffer<double> sum_{*this, 1, "loss sum"};
   Buffer<std::int64_t> count_{*this, 1, "loss count"};
   Buffer<float> workspace_;  // attention_backward's, for the last shape
