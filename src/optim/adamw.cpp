@@ -56,7 +56,7 @@ void AdamW::step(std::vector<model::ParamUnit<float>>& params, const std::vector
   c.eps = float(options_.eps);
   c.clip = float(grad_scale);
   const float keep_decayed = float(1.0 - lr * options_.weight_decay);
-  std::vector<device::AdamWPart> device_parts;  // on a device: every unit's parts, for one launch
+  std::vector<AdamWRange> device_parts;  // on a device: every unit's parts, for one launch
   for (std::size_t u = 0; u < params.size(); ++u) {
     LLMTRAIN_CHECK(params[u].begin == m_[u].begin && params[u].flat.size() == m_[u].flat.size() &&
                        grads[u].begin == m_[u].begin && grads[u].flat.size() == m_[u].flat.size(),

@@ -7,25 +7,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "adamw_range.hpp"
 #include "isa/adamw_kernels.hpp"
 #include "llmtrain/model/buffer.hpp"
 #include "llmtrain/model/param_units.hpp"
 
 namespace llmtrain::optim::device {
 
-// One tensor part of a unit range AdamW updates (device pointers).
-struct AdamWPart {
-  float* param;
-  const float* grad;
-  float* m;
-  float* v;
-  std::int64_t size;
-  bool decay;
-};
-
 // One AdamW step over every part in one launch (optim::cuda::adamw_update): decayed parts with c, the others
 // with c.keep = 1.
-void adamw_update(const std::vector<AdamWPart>& parts, const isa::AdamWCoefficients& c);
+void adamw_update(const std::vector<AdamWRange>& parts, const isa::AdamWCoefficients& c);
 
 // The sum of the squares of every element of `units` (device buffers), in double, read back to the host once the
 // compute stream has produced it; `memory` holds the device scalar.

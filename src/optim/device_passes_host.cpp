@@ -6,7 +6,7 @@
 namespace llmtrain::optim::device {
 
 #if !defined(LLMTRAIN_WITH_CUDA)
-void adamw_update(const std::vector<AdamWPart>&, const isa::AdamWCoefficients&) {
+void adamw_update(const std::vector<AdamWRange>&, const isa::AdamWCoefficients&) {
   LLMTRAIN_FAIL("AdamW on a CUDA device needs a build with LLMTRAIN_ENABLE_CUDA=ON");
 }
 

@@ -6,11 +6,8 @@
 
 namespace llmtrain::optim::device {
 
-void adamw_update(const std::vector<AdamWPart>& parts, const isa::AdamWCoefficients& c) {
-  std::vector<cuda::AdamWRange> ranges;
-  ranges.reserve(parts.size());
-  for (const AdamWPart& p : parts) ranges.push_back({p.param, p.grad, p.m, p.v, p.size, p.decay});
-  cuda::adamw_update(ranges, c, model::cuda::compute_stream());
+void adamw_update(const std::vector<AdamWRange>& parts, const isa::AdamWCoefficients& c) {
+  cuda::adamw_update(parts, c, model::cuda::compute_stream());
 }
 
 double sum_of_squares(const std::vector<model::ParamUnit<float>>& units, model::Memory& memory) {

@@ -11,20 +11,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "../adamw_range.hpp"
 #include "../isa/adamw_kernels.hpp"
 
 namespace llmtrain::optim::cuda {
 
-// `size` consecutive elements of a parameter, its gradient and its two moments; decay: whether weight decay
-// applies (AdamWOptions::decay_norms_and_embeddings or not a norm weight or embedding).
-struct AdamWRange {
-  float* param;
-  const float* grad;
-  float* m;
-  float* v;
-  std::int64_t size;
-  bool decay;
-};
+using optim::AdamWRange;
 
 // One AdamW step over every range with adamw_element.inc's arithmetic: decayed ranges with c as given, the
 // others with c.keep = 1 (what AdamW::step computes for them: 1 - lr * 0).
